@@ -1,0 +1,70 @@
+import type { FastifyInstance } from 'fastify';
+import { ALL_SCOPES, type Scope } from '../auth/scopes.ts';
+import * as service from '../auth/credentials.service.ts';
+import type { AppContext } from '../context.ts';
+import { errorResponses } from '../listing/routes.ts';
+
+const credentialSchema = {
+  type: 'object',
+  required: ['id', 'name', 'clientId', 'scopes', 'enabled', 'createdAt', 'updatedAt', 'lastUsedAt'],
+  properties: {
+    id: { type: 'integer' }, name: { type: 'string' }, clientId: { type: 'string' },
+    scopes: { type: 'array', items: { type: 'string', enum: ALL_SCOPES } }, enabled: { type: 'boolean' },
+    createdAt: { type: 'string', format: 'date-time' }, updatedAt: { type: 'string', format: 'date-time' }, lastUsedAt: { type: ['string', 'null'] },
+  },
+};
+const issuedSchema = {
+  type: 'object',
+  required: ['id', 'name', 'clientId', 'clientSecret', 'scopes'],
+  properties: { id: { type: 'integer' }, name: { type: 'string' }, clientId: { type: 'string' }, clientSecret: { type: 'string', description: 'Shown only now; stored as a hash.' }, scopes: { type: 'array', items: { type: 'string' } } },
+};
+const scopesInput = { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', enum: ALL_SCOPES } };
+const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'integer', minimum: 1 } } };
+const tags = ['Admin'];
+const security = [{ adminToken: [] }];
+
+/** /admin/api/credentials: what `store-api credentials …` does, over HTTP. */
+export async function credentialRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  const db = ctx.store.db;
+  app.get('/credentials', { schema: { tags, security, summary: 'List API credentials', response: { 200: { type: 'object', properties: { data: { type: 'array', items: credentialSchema } } }, ...errorResponses(401) } } },
+    async () => ({ data: await service.listCredentials(db) }));
+
+  app.post('/credentials', {
+    schema: {
+      tags, security, summary: 'Create an API credential (the secret is shown once)',
+      body: { type: 'object', additionalProperties: false, required: ['name', 'scopes'], properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, scopes: scopesInput } },
+      response: { 201: issuedSchema, ...errorResponses(400, 401) },
+    },
+    handler: async (request, reply) => {
+      const body = request.body as { name: string; scopes: Scope[] };
+      return reply.code(201).send(await service.createCredential(db, ctx.hashKey, body.name, body.scopes));
+    },
+  });
+
+  app.get('/credentials/:id', { schema: { tags, security, summary: 'Get an API credential', params: idParams, response: { 200: credentialSchema, ...errorResponses(401, 404) } } },
+    async (request) => service.getCredential(db, (request.params as { id: number }).id));
+
+  app.patch('/credentials/:id', {
+    schema: {
+      tags, security, summary: 'Rename, change scopes, disable or enable a credential',
+      description: 'Disabling, or changing scopes, revokes the credential\'s tokens at once.',
+      params: idParams,
+      body: { type: 'object', additionalProperties: false, minProperties: 1, properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, scopes: scopesInput, enabled: { type: 'boolean' } } },
+      response: { 200: credentialSchema, ...errorResponses(400, 401, 404) },
+    },
+    handler: async (request) => service.updateCredential(db, (request.params as { id: number }).id, request.body as { name?: string; scopes?: Scope[]; enabled?: boolean }),
+  });
+
+  app.post('/credentials/:id/rotate', {
+    schema: { tags, security, summary: 'Rotate the secret (old secret and its tokens stop working)', params: idParams, response: { 200: issuedSchema, ...errorResponses(401, 404) } },
+    handler: async (request) => service.rotateSecret(db, ctx.hashKey, (request.params as { id: number }).id),
+  });
+
+  app.delete('/credentials/:id', {
+    schema: { tags, security, summary: 'Delete a credential and its tokens', params: idParams, response: { 204: { type: 'null' }, ...errorResponses(401, 404) } },
+    handler: async (request, reply) => {
+      await service.deleteCredential(db, (request.params as { id: number }).id);
+      return reply.code(204).send();
+    },
+  });
+}

@@ -1,0 +1,53 @@
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../context.ts';
+import { AppError } from '../errors/app-error.ts';
+import { errorResponses } from '../listing/routes.ts';
+import { itemSchemaId } from '../listing/schemas.ts';
+import { WRITERS } from '../modules/writers.ts';
+import { createItem, deleteItem, inTransaction, updateItem, type Input, type WritableResource } from '../modules/writer.ts';
+import { addAdminGuard } from './admin-token.ts';
+import { credentialRoutes } from './credentials.routes.ts';
+
+const tags = ['Admin'];
+const security = [{ adminToken: [] }];
+const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'integer', minimum: 1 } } };
+
+function refuseFollowed(ctx: AppContext, w: WritableResource): void {
+  if (ctx.followed.has(w.def.collection)) {
+    throw new AppError('conflict', `This store follows ${w.def.collection} from a main store; change them there.`, { errors: [{ name: w.def.collection, reason: 'is synchronised from the main store' }] });
+  }
+}
+
+/** POST, PATCH and DELETE of every collection: the back office's write door. */
+function writeRoutes(app: FastifyInstance, ctx: AppContext, w: WritableResource): void {
+  const ref = { $ref: `${itemSchemaId(w.def)}#` };
+  const done = () => ctx.bus.appended();
+  app.post(`/${w.def.collection}`, {
+    schema: { tags, security, summary: `Create a ${w.def.title.toLowerCase()}`, body: w.createSchema, response: { 201: ref, ...errorResponses(400, 401, 409) } },
+    handler: async (request, reply) => {
+      refuseFollowed(ctx, w);
+      return reply.code(201).send(await inTransaction(ctx.store, (t) => createItem(t, w, request.body as Input), done));
+    },
+  });
+  app.patch(`/${w.def.collection}/:id`, {
+    schema: { tags, security, summary: `Change a ${w.def.title.toLowerCase()} (the fields given)`, params: idParams, body: w.patchSchema, response: { 200: ref, ...errorResponses(400, 401, 404, 409) } },
+    handler: async (request) => {
+      refuseFollowed(ctx, w);
+      return inTransaction(ctx.store, (t) => updateItem(t, w, (request.params as { id: number }).id, request.body as Input), done);
+    },
+  });
+  app.delete(`/${w.def.collection}/:id`, {
+    schema: { tags, security, summary: `Delete a ${w.def.title.toLowerCase()}`, params: idParams, response: { 204: { type: 'null' }, ...errorResponses(401, 404, 409) } },
+    handler: async (request, reply) => {
+      refuseFollowed(ctx, w);
+      await inTransaction(ctx.store, (t) => deleteItem(t, w, (request.params as { id: number }).id), done);
+      return reply.code(204).send();
+    },
+  });
+}
+
+export async function adminRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  addAdminGuard(app, ctx.hashKey, () => ctx.admin.hash);
+  for (const w of WRITERS) writeRoutes(app, ctx, w);
+  await credentialRoutes(app, ctx);
+}

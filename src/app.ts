@@ -1,0 +1,62 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import { addBearerGuard } from './auth/bearer.ts';
+import { shapeOAuthProblem, tokenRoutes } from './auth/token.route.ts';
+import type { AppContext } from './context.ts';
+import { registerErrorHandling } from './http/error-handler.ts';
+import { registerOpenApi } from './http/openapi.ts';
+import { operationsRoutes } from './http/operations.routes.ts';
+import { problemSchema } from './http/problem.ts';
+import { registerResourceRoutes } from './listing/routes.ts';
+import { itemSchema, paginationSchema } from './listing/schemas.ts';
+import { RESOURCES } from './modules/registry.ts';
+import { adminRoutes } from './admin/routes.ts';
+
+export interface BuildOptions {
+  /** pino logger options, or false for none (tests). */
+  logger?: boolean | { level: string };
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Builds the whole HTTP application on a context. The server and the tests use this same function. */
+export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger ?? { level: ctx.config.logLevel },
+    // A caller's own x-request-id is kept when it is sane, so that a trace spans systems.
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
+    bodyLimit: ctx.config.bodyLimit,
+    ajv: { customOptions: { removeAdditional: false, allErrors: true, coerceTypes: true, useDefaults: true } },
+  });
+  ctx.log ??= app.log;
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  // One log line per request, with its outcome; cheaper than Fastify's two.
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
+  });
+
+  registerErrorHandling(app, ctx.config.publicUrl, [{ prefix: '/oauth/token', shape: shapeOAuthProblem }]);
+  app.addSchema(problemSchema);
+  app.addSchema(paginationSchema);
+  for (const def of RESOURCES) app.addSchema(itemSchema(def));
+
+  await registerOpenApi(app, ctx.config);
+  await app.register(operationsRoutes, { ctx });
+  await app.register(async (scope) => tokenRoutes(scope, ctx));
+  await app.register(
+    async (api) => {
+      addBearerGuard(api, ctx);
+      for (const def of RESOURCES) registerResourceRoutes(api, ctx, def);
+    },
+    { prefix: '/api/v2' },
+  );
+  await app.register(async (admin) => adminRoutes(admin, ctx), { prefix: '/admin/api' });
+  return app;
+}

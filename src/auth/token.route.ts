@@ -1,0 +1,129 @@
+import formbody from '@fastify/formbody';
+import multipart from '@fastify/multipart';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.ts';
+import type { Classified } from '../http/error-handler.ts';
+import { isScope, type Scope } from './scopes.ts';
+
+type OAuthErrorCode = 'invalid_client' | 'invalid_request' | 'unsupported_grant_type' | 'invalid_scope' | 'invalid_grant';
+
+class OAuthError extends Error {
+  constructor(readonly error: OAuthErrorCode, readonly description: string, readonly basicChallenge = false) {
+    super(description);
+  }
+}
+
+const oauthErrorSchema = {
+  type: 'object',
+  required: ['error'],
+  properties: {
+    error: { type: 'string', enum: ['invalid_client', 'invalid_request', 'unsupported_grant_type', 'invalid_scope', 'invalid_grant'] },
+    error_description: { type: 'string' },
+  },
+} as const;
+
+function sendOAuthError(reply: FastifyReply, e: OAuthError): FastifyReply {
+  const status = e.error === 'invalid_client' ? 401 : 400;
+  if (status === 401) reply.header('www-authenticate', 'Basic realm="store-api", charset="UTF-8"');
+  return reply.code(status).header('cache-control', 'no-store').header('pragma', 'no-cache').send({ error: e.error, error_description: e.description });
+}
+
+/** Shapes errors raised before the handler (unparseable bodies, wrong content types) the RFC 6749 way. */
+export function shapeOAuthProblem(_request: FastifyRequest, reply: FastifyReply, problem: Classified): FastifyReply {
+  const description = problem.code === 'internal_error' ? problem.detail : `${problem.detail} Send application/x-www-form-urlencoded, multipart/form-data or application/json.`;
+  return sendOAuthError(reply.type('application/json; charset=utf-8'), new OAuthError('invalid_request', description));
+}
+
+function field(body: Record<string, unknown>, name: string): string | undefined {
+  const v = body[name];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') throw new OAuthError('invalid_request', `Parameter ${name} must be a string.`);
+  return v;
+}
+
+/** client_secret_basic: RFC 6749 §2.3.1 form-encodes the id and secret before base64. */
+function basicCredentials(header: string | undefined): { clientId: string; clientSecret: string } | undefined {
+  if (!header || !/^basic /i.test(header)) return undefined;
+  const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) throw new OAuthError('invalid_client', 'Malformed HTTP Basic credentials.', true);
+  const unescape = (s: string) => {
+    try {
+      return decodeURIComponent(s.replace(/\+/g, ' '));
+    } catch {
+      return s;
+    }
+  };
+  return { clientId: unescape(decoded.slice(0, colon)), clientSecret: unescape(decoded.slice(colon + 1)) };
+}
+
+export async function tokenRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  await app.register(formbody);
+  await app.register(multipart, { attachFieldsToBody: 'keyValues', limits: { fields: 20, fieldSize: 4096, files: 0 } });
+
+  app.post('/oauth/token', {
+    schema: {
+      tags: ['OAuth'],
+      summary: 'Get an access token (client credentials grant)',
+      description:
+        'RFC 6749 §4.4. Send `grant_type=client_credentials` with `client_id` and `client_secret` in the body (form, multipart or JSON) ' +
+        'or as HTTP Basic. `scope` (space-separated) narrows the token to a subset of the credential\'s scopes.',
+      consumes: ['application/x-www-form-urlencoded', 'multipart/form-data', 'application/json'],
+      body: {
+        type: 'object',
+        properties: {
+          grant_type: { type: 'string', enum: ['client_credentials'] },
+          client_id: { type: 'string' },
+          client_secret: { type: 'string' },
+          scope: { type: 'string', description: 'Space-separated scopes.' },
+        },
+      },
+      response: {
+        200: {
+          type: 'object',
+          required: ['access_token', 'token_type', 'expires_in', 'scope'],
+          properties: { access_token: { type: 'string' }, token_type: { type: 'string', enum: ['Bearer'] }, expires_in: { type: 'integer' }, scope: { type: 'string' } },
+        },
+        400: oauthErrorSchema,
+        401: oauthErrorSchema,
+      },
+    },
+    // The body is validated by hand below so that every failure has an RFC 6749 error code.
+    validatorCompiler: () => () => true,
+    handler: async (request, reply) => {
+      try {
+        const body = (request.body ?? {}) as Record<string, unknown>;
+        if (typeof body !== 'object' || Array.isArray(body)) throw new OAuthError('invalid_request', 'The body must be a set of parameters.');
+        const grantType = field(body, 'grant_type');
+        if (!grantType) throw new OAuthError('invalid_request', 'Missing grant_type.');
+        if (grantType !== 'client_credentials') throw new OAuthError('unsupported_grant_type', `Grant type "${grantType}" is not supported; use client_credentials.`);
+        const basic = basicCredentials(request.headers.authorization);
+        const bodyId = field(body, 'client_id');
+        const bodySecret = field(body, 'client_secret');
+        if (basic && bodySecret !== undefined) throw new OAuthError('invalid_request', 'Use one client authentication method: HTTP Basic or client_secret in the body, not both.');
+        const clientId = basic?.clientId ?? bodyId;
+        const clientSecret = basic?.clientSecret ?? bodySecret;
+        if (basic && bodyId !== undefined && bodyId !== basic.clientId) throw new OAuthError('invalid_request', 'client_id in the body differs from the HTTP Basic one.');
+        if (!clientId || clientSecret === undefined) throw new OAuthError('invalid_client', 'Client authentication is required (client_id and client_secret, or HTTP Basic).', true);
+
+        const auth = await ctx.tokens.authenticateClient(clientId, clientSecret);
+        if (!auth.ok) throw new OAuthError('invalid_client', auth.reason, true);
+        const granted = auth.credential.scopes.split(' ').filter(Boolean) as Scope[];
+
+        const requestedRaw = field(body, 'scope');
+        let scopes = granted;
+        if (requestedRaw !== undefined && requestedRaw.trim() !== '') {
+          const requested = [...new Set(requestedRaw.trim().split(/\s+/))];
+          const offender = requested.find((s) => !isScope(s) || !granted.includes(s));
+          if (offender) throw new OAuthError('invalid_scope', `Scope "${offender}" is not granted to this client.`);
+          scopes = requested as Scope[];
+        }
+        const { token, expiresIn } = await ctx.tokens.issue(Number(auth.credential.id), scopes);
+        return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send({ access_token: token, token_type: 'Bearer', expires_in: expiresIn, scope: scopes.join(' ') });
+      } catch (e) {
+        if (e instanceof OAuthError) return sendOAuthError(reply, e);
+        throw e;
+      }
+    },
+  });
+}

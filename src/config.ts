@@ -1,0 +1,83 @@
+import 'dotenv/config';
+
+/** Every setting of the service, validated once. Flags override environment variables. */
+export interface Config {
+  databaseUrl: string;
+  host: string;
+  port: number;
+  publicUrl: string;
+  adminToken: string | undefined;
+  rateLimit: { rps: number; burst: number };
+  aiRateLimit: { rps: number; burst: number };
+  ai: { engine: string; baseUrl: string | undefined; model: string | undefined; apiKey: string | undefined; modelPath: string | undefined; timeoutMs: number; threads: number | undefined };
+  webhooks: { allowPrivate: boolean; retrySchedule: number[]; concurrency: number; pollMs: number };
+  logLevel: string;
+  bodyLimit: number;
+  tokenTtlSeconds: number;
+  sync: { from: string | undefined; clientId: string | undefined; clientSecret: string | undefined };
+}
+
+export class ConfigError extends Error {}
+
+export type ConfigInput = Partial<Record<string, string | undefined>>;
+
+function int(name: string, raw: string | undefined, fallback: number, min = 0): number {
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < min) throw new ConfigError(`${name} must be a number >= ${min}, got "${raw}"`);
+  return n;
+}
+
+function bool(name: string, raw: string | undefined, fallback: boolean): boolean {
+  if (raw === undefined || raw === '') return fallback;
+  if (/^(1|true|yes|on)$/i.test(raw)) return true;
+  if (/^(0|false|no|off)$/i.test(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+export const DEFAULT_RETRY_SCHEDULE = '5,300,1800,7200,18000,36000,50400,72000,86400';
+
+/** Builds the configuration from `env` (defaults to process.env) with `overrides` (from CLI flags) on top. */
+export function loadConfig(overrides: ConfigInput = {}, env: ConfigInput = process.env): Config {
+  const get = (name: string): string | undefined => overrides[name] ?? env[name];
+  const host = get('HOST') || '127.0.0.1';
+  const port = int('PORT', get('PORT'), 3000);
+  const databaseUrl = get('DATABASE_URL') || 'sqlite:./data/store.db';
+  if (!/^(sqlite:|postgres(ql)?:\/\/)/.test(databaseUrl)) {
+    throw new ConfigError(`DATABASE_URL must start with sqlite: or postgres://, got "${databaseUrl}"`);
+  }
+  const publicUrl = (get('PUBLIC_URL') || `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
+  const schedule = (get('WEBHOOK_RETRY_SCHEDULE') || DEFAULT_RETRY_SCHEDULE).split(',').map((s) => s.trim());
+  if (schedule.some((s) => !/^\d+(\.\d+)?$/.test(s))) {
+    throw new ConfigError('WEBHOOK_RETRY_SCHEDULE must be a comma list of seconds');
+  }
+  const threads = get('AI_THREADS');
+  return {
+    databaseUrl,
+    host,
+    port,
+    publicUrl,
+    adminToken: get('ADMIN_TOKEN') || undefined,
+    rateLimit: { rps: int('RATE_LIMIT_RPS', get('RATE_LIMIT_RPS'), 20, 0.001), burst: int('RATE_LIMIT_BURST', get('RATE_LIMIT_BURST'), 100, 1) },
+    aiRateLimit: { rps: int('AI_RATE_LIMIT_RPS', get('AI_RATE_LIMIT_RPS'), 1, 0.001), burst: int('AI_RATE_LIMIT_BURST', get('AI_RATE_LIMIT_BURST'), 10, 1) },
+    ai: {
+      engine: get('AI_ENGINE') || 'builtin',
+      baseUrl: get('AI_BASE_URL') || undefined,
+      model: get('AI_MODEL') || undefined,
+      apiKey: get('AI_API_KEY') || undefined,
+      modelPath: get('AI_MODEL_PATH') || undefined,
+      timeoutMs: int('AI_TIMEOUT_MS', get('AI_TIMEOUT_MS'), 60_000, 1),
+      threads: threads ? int('AI_THREADS', threads, 1, 1) : undefined,
+    },
+    webhooks: {
+      allowPrivate: bool('WEBHOOK_ALLOW_PRIVATE', get('WEBHOOK_ALLOW_PRIVATE'), false),
+      retrySchedule: schedule.map(Number),
+      concurrency: int('WEBHOOK_CONCURRENCY', get('WEBHOOK_CONCURRENCY'), 16, 1),
+      pollMs: int('WEBHOOK_POLL_MS', get('WEBHOOK_POLL_MS'), 1000, 10),
+    },
+    logLevel: get('LOG_LEVEL') || 'info',
+    bodyLimit: int('BODY_LIMIT', get('BODY_LIMIT'), 1_048_576, 1024),
+    tokenTtlSeconds: int('TOKEN_TTL_SECONDS', get('TOKEN_TTL_SECONDS'), 7200, 1),
+    sync: { from: get('SYNC_FROM') || undefined, clientId: get('SYNC_CLIENT_ID') || undefined, clientSecret: get('SYNC_CLIENT_SECRET') || undefined },
+  };
+}

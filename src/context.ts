@@ -1,0 +1,42 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { ensureAdminToken } from './admin/admin-token.ts';
+import { hashingKey } from './auth/credentials.service.ts';
+import { TokenService } from './auth/tokens.ts';
+import type { Config } from './config.ts';
+import type { Store } from './db/database.ts';
+import { EventBus } from './events/bus.ts';
+import { bucketStoreFor, type BucketStore, type Policy } from './ratelimit/bucket.ts';
+
+/** What every part of the running service shares: built once, by the server and by tests alike. */
+export interface AppContext {
+  config: Config;
+  store: Store;
+  tokens: TokenService;
+  buckets: BucketStore;
+  policies: { default: Policy; ai: Policy };
+  bus: EventBus;
+  hashKey: string;
+  /** The admin token's hash; `generated` holds the plain token only on the start that created it. */
+  admin: { hash: string; generated?: string };
+  /** Collections this store follows from a main store (sync): the admin API refuses local edits of them. */
+  followed: Set<string>;
+  log?: FastifyBaseLogger;
+}
+
+export async function createContext(config: Config, store: Store): Promise<AppContext> {
+  const hashKey = await hashingKey(store.db);
+  return {
+    config,
+    store,
+    hashKey,
+    tokens: new TokenService(store.db, hashKey, config.tokenTtlSeconds),
+    buckets: bucketStoreFor(store),
+    policies: {
+      default: { name: 'default', rps: config.rateLimit.rps, burst: config.rateLimit.burst },
+      ai: { name: 'ai', rps: config.aiRateLimit.rps, burst: config.aiRateLimit.burst },
+    },
+    bus: new EventBus(),
+    admin: await ensureAdminToken(store.db, hashKey, config.adminToken),
+    followed: new Set(),
+  };
+}

@@ -1,0 +1,25 @@
+/** The closed set of problem codes. Each is documented at /problems/{slug} and in the OpenAPI document. */
+export const PROBLEMS = {
+  invalid_parameter: { status: 400, title: 'Invalid query parameter', description: 'A query or path parameter is unknown, malformed or out of range. `errors` names each one.' },
+  invalid_body: { status: 400, title: 'Invalid request body', description: 'The request body does not match the schema of the operation. `errors` names each field.' },
+  cursor_mismatch: { status: 400, title: 'Cursor does not match the request', description: 'The cursor was issued for other filters or another sort. Start again without a cursor, or send the same filters.' },
+  invalid_token: { status: 401, title: 'Missing or invalid access token', description: 'Send `Authorization: Bearer <token>` with a token from POST /oauth/token that has not expired and whose credential is enabled.' },
+  insufficient_scope: { status: 403, title: 'Insufficient scope', description: 'The token lacks the scope this operation needs; the `WWW-Authenticate` header names it.' },
+  forbidden: { status: 403, title: 'Forbidden', description: 'The operation is not allowed here (for example, a local edit of data this store follows from a main store).' },
+  not_found: { status: 404, title: 'Not found', description: 'No such resource, or no such route.' },
+  method_not_allowed: { status: 405, title: 'Method not allowed', description: 'The route exists but not with this method.' },
+  not_acceptable: { status: 406, title: 'Not acceptable', description: 'The Accept header allows none of the formats this endpoint offers.' },
+  conflict: { status: 409, title: 'Conflict', description: 'The change breaks a reference or a uniqueness rule; `errors` names the fields.' },
+  cursor_expired: { status: 410, title: 'Cursor expired', description: 'Events older than the cursor have been pruned. Take a fresh snapshot and follow from the current head.' },
+  payload_too_large: { status: 413, title: 'Payload too large', description: 'The request body (or the prompt) exceeds the size limit.' },
+  unsupported_media_type: { status: 415, title: 'Unsupported media type', description: 'The request body has a Content-Type this operation does not accept.' },
+  rate_limited: { status: 429, title: 'Too many requests', description: 'The credential used up its rate limit; retry after `Retry-After` seconds.' },
+  internal_error: { status: 500, title: 'Internal server error', description: 'A bug on our side. The `requestId` finds it in the logs.' },
+  engine_failed: { status: 502, title: 'Text generation engine failed', description: 'The configured text generation engine returned an error.' },
+  service_unavailable: { status: 503, title: 'Service unavailable', description: 'The service is starting, stopping or cannot reach its database.' },
+  engine_timeout: { status: 504, title: 'Text generation engine timed out', description: 'The configured text generation engine did not answer in time.' },
+} as const;
+
+export type ProblemCode = keyof typeof PROBLEMS;
+
+export const problemSlug = (code: ProblemCode): string => code.replace(/_/g, '-');

@@ -1,0 +1,95 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, type FieldError } from '../errors/app-error.ts';
+import type { ProblemCode } from '../errors/codes.ts';
+import { sendProblem } from './problem.ts';
+
+interface AjvError {
+  keyword: string;
+  instancePath: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+/** Turns Ajv's errors into `{ name, reason }` pairs that name the parameter or field. */
+export function fieldErrors(validation: AjvError[]): FieldError[] {
+  const out: FieldError[] = [];
+  for (const e of validation) {
+    const path = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
+    if (e.keyword === 'additionalProperties') {
+      const extra = String(e.params.additionalProperty);
+      out.push({ name: path ? `${path}.${extra}` : extra, reason: 'is not a known parameter or field' });
+    } else if (e.keyword === 'required') {
+      const missing = String(e.params.missingProperty);
+      out.push({ name: path ? `${path}.${missing}` : missing, reason: 'is required' });
+    } else if (e.keyword === 'minimum' || e.keyword === 'maximum') {
+      out.push({ name: path, reason: `must be ${e.keyword === 'minimum' ? '>=' : '<='} ${String(e.params.limit)}` });
+    } else if (e.keyword === 'enum') {
+      out.push({ name: path, reason: `must be one of ${(e.params.allowedValues as unknown[]).join(', ')}` });
+    } else if (e.keyword === 'type') {
+      out.push({ name: path, reason: `must be ${String(e.params.type).replace(',', ' or ')}` });
+    } else {
+      out.push({ name: path, reason: e.message ?? 'is invalid' });
+    }
+  }
+  // One message per name is enough; anyOf/oneOf branches repeat themselves.
+  return out.filter((e, i) => out.findIndex((o) => o.name === e.name) === i);
+}
+
+const LIMIT_REASON: Record<string, string> = { limit: 'must be an integer between 1 and 1000' };
+
+const STATUS_CODES: Record<number, ProblemCode> = {
+  400: 'invalid_body', 401: 'invalid_token', 403: 'forbidden', 404: 'not_found', 405: 'method_not_allowed', 406: 'not_acceptable',
+  409: 'conflict', 410: 'cursor_expired', 413: 'payload_too_large', 415: 'unsupported_media_type', 429: 'rate_limited', 503: 'service_unavailable',
+};
+
+export interface Classified {
+  code: ProblemCode;
+  detail: string;
+  errors?: FieldError[];
+  headers?: Record<string, string>;
+}
+
+/** Maps any thrown error to a problem. Everything unexpected is a 500 whose detail hides the cause. */
+export function classify(error: FastifyError | AppError | Error): Classified {
+  if (error instanceof AppError) return { code: error.code, detail: error.message, errors: error.errors, headers: error.headers };
+  const fe = error as FastifyError & { validation?: AjvError[]; validationContext?: string };
+  if (fe.validation) {
+    const inQuery = fe.validationContext === 'querystring' || fe.validationContext === 'params';
+    const errors = fieldErrors(fe.validation).map((e) => (inQuery && LIMIT_REASON[e.name] ? { ...e, reason: LIMIT_REASON[e.name] } : e));
+    const first = errors[0];
+    return inQuery
+      ? { code: 'invalid_parameter', detail: first ? `Parameter "${first.name}" ${first.reason}.` : 'Invalid parameters.', errors }
+      : { code: 'invalid_body', detail: first ? `Field "${first.name || '(body)'}" ${first.reason}.` : 'Invalid request body.', errors };
+  }
+  const dbCode = String((error as { code?: unknown }).code ?? '');
+  // Races past our own checks (two writers creating the same article number) end at a constraint: still a 409.
+  if (dbCode === '23505' || dbCode === 'SQLITE_CONSTRAINT_UNIQUE' || dbCode === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
+    return { code: 'conflict', detail: 'The change clashes with an existing item (a unique value is already used).' };
+  }
+  if (dbCode === '23503' || dbCode === 'SQLITE_CONSTRAINT_FOREIGNKEY') {
+    return { code: 'conflict', detail: 'The change breaks a reference to another item.' };
+  }
+  const status = fe.statusCode ?? 500;
+  if (status === 413) return { code: 'payload_too_large', detail: 'The request body is too large.' };
+  if (status === 415) return { code: 'unsupported_media_type', detail: fe.message };
+  if (status >= 400 && status < 500) {
+    // Fastify's own client errors (malformed JSON, empty body) carry safe messages.
+    return { code: STATUS_CODES[status] ?? 'invalid_body', detail: fe.message };
+  }
+  return { code: 'internal_error', detail: 'An unexpected error occurred; it has been logged with this requestId.' };
+}
+
+export type ErrorShaper = (request: FastifyRequest, reply: FastifyReply, problem: Classified) => FastifyReply;
+
+export function registerErrorHandling(app: FastifyInstance, publicUrl: string, overrides: Array<{ prefix: string; shape: ErrorShaper }> = []): void {
+  app.setErrorHandler((error: FastifyError | AppError | Error, request, reply) => {
+    const problem = classify(error);
+    if (problem.code === 'internal_error') request.log.error({ err: error }, 'request failed');
+    const override = overrides.find((o) => request.url.startsWith(o.prefix));
+    if (override) return override.shape(request, reply, problem);
+    return sendProblem(request, reply, publicUrl, problem.code, problem.detail, problem.errors, problem.headers);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(request, reply, publicUrl, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}.`),
+  );
+}

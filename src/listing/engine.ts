@@ -1,0 +1,132 @@
+import { sql } from 'kysely';
+import type { Executor } from '../db/database.ts';
+import { invalidParameter } from '../errors/app-error.ts';
+import { decodeCursor, encodeCursor, reconcile } from './cursor.ts';
+import { parseIdList, parseInstant } from './parse.ts';
+import { SORT_COLUMNS, type LooseQuery, type ResourceDef, type Row, type SortKey } from './resource.ts';
+
+export const DEFAULT_LIMIT = 50;
+export const MAX_LIMIT = 1000;
+
+/** Parameters every collection understands besides its own filters. */
+export const COMMON_FILTERS = ['updatedSince', 'ids'] as const;
+
+export interface ListRequest {
+  limit?: number;
+  cursor?: string;
+  sort?: string;
+  includeTotal?: boolean;
+  /** Every filter parameter given (the resource's own, plus updatedSince and ids), raw. */
+  filters: Record<string, string>;
+}
+
+export interface ListPlan {
+  def: ResourceDef;
+  sort: string;
+  sortKey: SortKey;
+  descending: boolean;
+  filters: Record<string, string>;
+  after: Array<string | number> | undefined;
+}
+
+export interface Page {
+  data: Row[];
+  pagination: { limit: number; nextCursor: string | null; hasMore: boolean; total?: number };
+}
+
+export function sortsOf(def: ResourceDef): string[] {
+  return def.sorts.flatMap((s) => [s, `-${s}`]);
+}
+
+/** Validates sort, cursor and filter names; decides what the query will be. */
+export function plan(def: ResourceDef, request: ListRequest): ListPlan {
+  let sort = request.sort;
+  let filters = request.filters;
+  let after: Array<string | number> | undefined;
+  if (request.cursor !== undefined) {
+    const cursor = decodeCursor(request.cursor);
+    ({ sort, filters } = reconcile(cursor, sort, filters));
+    after = cursor.after;
+  }
+  sort ??= def.defaultSort;
+  if (!sortsOf(def).includes(sort)) throw invalidParameter('sort', `must be one of ${sortsOf(def).join(', ')}`);
+  const descending = sort.startsWith('-');
+  const sortKey = (descending ? sort.slice(1) : sort) as SortKey;
+  if (after && !(sortKey === 'id' ? after.length === 1 && typeof after[0] === 'number' : after.length === 2 && typeof after[0] === 'string' && typeof after[1] === 'number')) {
+    throw invalidParameter('cursor', 'is not a cursor issued by this API');
+  }
+  return { def, sort, sortKey, descending, filters, after };
+}
+
+/** The filtered query (no keyset position, no order, no limit), selecting nothing yet. */
+export async function filteredQuery(db: Executor, p: ListPlan): Promise<LooseQuery> {
+  let q = p.def.from(db);
+  for (const [name, raw] of Object.entries(p.filters)) {
+    if (name === 'updatedSince') q = q.where('t.updated_at', '>=', parseInstant(name, raw));
+    else if (name === 'ids') q = q.where('t.id', 'in', parseIdList(name, raw));
+    else {
+      const filter = p.def.filters.find((f) => f.name === name);
+      if (!filter) throw invalidParameter(name, 'is not a parameter of this collection');
+      q = await filter.apply(q, raw, { db, filters: p.filters });
+    }
+  }
+  return q;
+}
+
+export function selectFields(q: LooseQuery, def: ResourceDef): LooseQuery {
+  return q.select(def.fields.map((f) => sql.ref(f.column).as(f.name)));
+}
+
+/** The query of every matching row in sort order, starting after the plan's keyset position. */
+export async function orderedQuery(db: Executor, p: ListPlan): Promise<LooseQuery> {
+  let q = selectFields(await filteredQuery(db, p), p.def);
+  const column = SORT_COLUMNS[p.sortKey];
+  const op = p.descending ? '<' : '>';
+  const direction = p.descending ? 'desc' : 'asc';
+  if (p.after) {
+    q = p.sortKey === 'id'
+      ? q.where('t.id', op, p.after[0])
+      // Row-value comparison lets both SQLite and PostgreSQL seek the (column, id) index directly.
+      : q.where(sql<boolean>`(${sql.ref(column)}, ${sql.ref('t.id')}) ${sql.raw(op)} (${p.after[0]}, ${p.after[1]})`);
+  }
+  if (p.sortKey !== 'id') q = q.orderBy(column, direction);
+  return q.orderBy('t.id', direction);
+}
+
+export function decodeRows(def: ResourceDef, rows: Row[]): void {
+  const decoders = def.fields.filter((f) => f.decode);
+  if (decoders.length === 0) return;
+  for (const row of rows) for (const f of decoders) row[f.name] = f.decode!(row[f.name]);
+}
+
+export function cursorAfter(p: ListPlan, last: Row): string {
+  const sortField = p.sortKey === 'id' ? undefined : p.sortKey;
+  const after = sortField ? [String(last[sortField]), Number(last.id)] : [Number(last.id)];
+  return encodeCursor({ sort: p.sort, filters: p.filters, after });
+}
+
+/** One page of a collection, with its pagination block. */
+export async function listPage(db: Executor, def: ResourceDef, request: ListRequest): Promise<Page> {
+  const limit = request.limit ?? DEFAULT_LIMIT;
+  const p = plan(def, request);
+  const query = (await orderedQuery(db, p)).limit(limit + 1);
+  const totalQuery = request.includeTotal
+    ? (await filteredQuery(db, p)).select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow()
+    : undefined;
+  const [rows, total] = await Promise.all([query.execute() as Promise<Row[]>, totalQuery]);
+  const hasMore = rows.length > limit;
+  if (hasMore) rows.length = limit;
+  decodeRows(def, rows);
+  if (def.attach && rows.length) await def.attach(db, rows);
+  const pagination: Page['pagination'] = { limit, nextCursor: hasMore ? cursorAfter(p, rows[rows.length - 1]) : null, hasMore };
+  if (total) pagination.total = Number((total as { total: number | string }).total);
+  return { data: rows, pagination };
+}
+
+export async function getOne(db: Executor, def: ResourceDef, id: number): Promise<Row | undefined> {
+  const row = (await selectFields(def.from(db), def).where('t.id', '=', id).executeTakeFirst()) as Row | undefined;
+  if (!row) return undefined;
+  decodeRows(def, [row]);
+  if (def.attach) await def.attach(db, [row]);
+  return row;
+}

@@ -1,0 +1,80 @@
+import { DEFAULT_LIMIT, MAX_LIMIT, sortsOf } from './engine.ts';
+import type { Field, JsonSchema, ResourceDef } from './resource.ts';
+
+const MONEY = { type: 'string', pattern: '^-?\\d+\\.\\d{2}$', examples: ['1299.00'] };
+
+export function fieldSchema(f: Field): JsonSchema {
+  let s: JsonSchema;
+  switch (f.type) {
+    case 'id':
+      s = { type: 'integer', minimum: 1 };
+      break;
+    case 'integer':
+      s = { type: 'integer' };
+      break;
+    case 'number':
+      s = { type: 'number' };
+      break;
+    case 'money':
+      s = { ...MONEY };
+      break;
+    case 'datetime':
+      s = { type: 'string', format: 'date-time' };
+      break;
+    case 'enum':
+      s = { type: 'string', enum: [...(f.values ?? [])] };
+      break;
+    case 'object':
+    case 'array':
+      s = { ...(f.schema ?? {}) };
+      break;
+    default:
+      s = { type: 'string' };
+  }
+  if (f.description) s.description = f.description;
+  if (f.nullable) {
+    if (s.enum) s.enum = [...(s.enum as unknown[]), null];
+    s.type = [s.type as string, 'null'];
+  }
+  return s;
+}
+
+/** The schema id of a resource's item schema (a component of the OpenAPI document). */
+export const itemSchemaId = (def: ResourceDef): string => def.title.replace(/[^A-Za-z]/g, '');
+
+export function itemSchema(def: ResourceDef): JsonSchema {
+  const properties: Record<string, JsonSchema> = Object.fromEntries(def.fields.map((f) => [f.name, fieldSchema(f)]));
+  Object.assign(properties, def.nested ?? {});
+  return { $id: itemSchemaId(def), type: 'object', description: def.description, required: Object.keys(properties), properties };
+}
+
+export const paginationSchema = {
+  $id: 'Pagination',
+  type: 'object',
+  required: ['limit', 'nextCursor', 'hasMore'],
+  properties: {
+    limit: { type: 'integer' },
+    nextCursor: { type: ['string', 'null'], description: 'Pass as `cursor` to get the next page; null on the last page.' },
+    hasMore: { type: 'boolean' },
+    total: { type: 'integer', description: 'All matches; only with includeTotal=true.' },
+  },
+} as const;
+
+/** Parameters of every listing, besides the resource's filters. */
+export function commonListParameters(def: ResourceDef): Record<string, JsonSchema> {
+  return {
+    limit: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: undefined, description: `Page size, 1 to ${MAX_LIMIT} (default ${DEFAULT_LIMIT}).` },
+    cursor: { type: 'string', description: 'Opaque position from `pagination.nextCursor`. It remembers the filters and sort.' },
+    sort: { type: 'string', enum: sortsOf(def), description: `Sort order (default ${def.defaultSort}); ties are broken by id.` },
+    includeTotal: { type: 'string', enum: ['true', 'false'], description: 'Adds `pagination.total` (costs a count query).' },
+    updatedSince: { type: 'string', description: 'Only items changed at or after this instant (RFC 3339 date-time or date; UTC when no offset).' },
+    ids: { type: 'string', description: 'Only these ids; comma list.' },
+  };
+}
+
+export function listQuerySchema(def: ResourceDef): JsonSchema {
+  const properties = commonListParameters(def);
+  delete (properties.limit as Record<string, unknown>).default;
+  for (const f of def.filters) properties[f.name] = { ...f.schema, description: f.description };
+  return { type: 'object', additionalProperties: false, properties };
+}

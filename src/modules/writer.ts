@@ -1,0 +1,128 @@
+import type { Store } from '../db/database.ts';
+import { nowIso } from '../db/database.ts';
+import { AppError, notFound, type FieldError } from '../errors/app-error.ts';
+import { recordEvents, type NewEvent, type WriteContext } from '../events/log.ts';
+import { getOne } from '../listing/engine.ts';
+import type { JsonSchema, ResourceDef, Row } from '../listing/resource.ts';
+
+export type Input = Record<string, unknown>;
+type TableName = 'products' | 'categories' | 'brands' | 'product_parameters' | 'product_filters' | 'orders';
+
+export interface Reference {
+  field: string;
+  table: 'products' | 'categories' | 'brands' | 'parameters' | 'filters' | 'filter_values';
+  label: string;
+}
+
+export interface Dependent {
+  table: 'products' | 'categories' | 'product_parameters' | 'product_filters';
+  column: string;
+  label: string;
+}
+
+/** How one resource is written. The generic create/update/delete below does the rest, events included. */
+export interface WritableResource {
+  def: ResourceDef;
+  table: TableName;
+  createSchema: JsonSchema;
+  patchSchema: JsonSchema;
+  references: Reference[];
+  /** Unique columns, checked before writing so that a clash is a 409 naming the field. */
+  uniques: Array<{ field: string; column: string }>;
+  /** Rows elsewhere that block a delete. */
+  dependents?: Dependent[];
+  /** Resolves derived inputs (parameterName → parameterId) before references are checked. */
+  prepare?(w: WriteContext, input: Input, existing: Row | undefined): Promise<Input>;
+  /** Columns to store for the given input (all of them on create, the changed ones on update). */
+  toRow(input: Input, existing: Row | undefined): Record<string, unknown>;
+  /** Writes that belong to the same change (order items), after the row itself. */
+  afterWrite?(w: WriteContext, id: number, input: Input, existing: Row | undefined): Promise<void>;
+  /** Extra events of a change (product.updated for a parameter value, order.status_changed). */
+  sideEvents?(w: WriteContext, item: Row, existing: Row | undefined, deleted: boolean): Promise<NewEvent[]>;
+  /** Rows removed along with this one (cascades), so that their deletions are recorded too. */
+  cascades?(w: WriteContext, id: number): Promise<NewEvent[]>;
+}
+
+export async function inTransaction<T>(store: Store, work: (w: WriteContext) => Promise<T>, after?: () => void): Promise<T> {
+  const result = await store.db.transaction().execute((trx) => work({ trx, dialect: store.dialect, now: nowIso() }));
+  after?.();
+  return result;
+}
+
+async function checkReferences(w: WriteContext, r: WritableResource, input: Input): Promise<void> {
+  const errors: FieldError[] = [];
+  for (const ref of r.references) {
+    const value = input[ref.field];
+    if (value === undefined || value === null) continue;
+    const found = await w.trx.selectFrom(ref.table).select('id').where('id', '=', Number(value)).executeTakeFirst();
+    if (!found) errors.push({ name: ref.field, reason: `${ref.label} ${String(value)} does not exist` });
+  }
+  if (errors.length) throw new AppError('conflict', `${errors[0].name}: ${errors[0].reason}.`, { errors });
+}
+
+async function checkUniques(w: WriteContext, r: WritableResource, row: Record<string, unknown>, id: number | undefined): Promise<void> {
+  for (const u of r.uniques) {
+    if (row[u.column] === undefined) continue;
+    let q = w.trx.selectFrom(r.table).select('id').where(u.column as 'id', '=', row[u.column] as number);
+    if (id !== undefined) q = q.where('id', '!=', id);
+    if (await q.executeTakeFirst()) {
+      throw new AppError('conflict', `${u.field} "${String(row[u.column])}" is already used.`, { errors: [{ name: u.field, reason: 'is already used by another item' }] });
+    }
+  }
+}
+
+const eventOf = (r: WritableResource, action: string, id: number, data: unknown): NewEvent => ({ type: `${r.def.event}.${action}`, resource: r.def.event, resourceId: id, data });
+
+export async function createItem(w: WriteContext, r: WritableResource, raw: Input, explicitId?: number): Promise<Row> {
+  const input = r.prepare ? await r.prepare(w, raw, undefined) : raw;
+  await checkReferences(w, r, input);
+  const row = { ...r.toRow(input, undefined), created_at: w.now, updated_at: w.now, ...(explicitId ? { id: explicitId } : {}) };
+  await checkUniques(w, r, row, undefined);
+  const inserted = await w.trx.insertInto(r.table).values(row as never).returning('id').executeTakeFirstOrThrow();
+  const id = Number(inserted.id);
+  await r.afterWrite?.(w, id, input, undefined);
+  const item = (await getOne(w.trx, r.def, id))!;
+  await recordEvents(w, [eventOf(r, 'created', id, item), ...((await r.sideEvents?.(w, item, undefined, false)) ?? [])]);
+  return item;
+}
+
+export async function updateItem(w: WriteContext, r: WritableResource, id: number, raw: Input): Promise<Row> {
+  const existing = await getOne(w.trx, r.def, id);
+  if (!existing) throw notFound(`${r.def.title} ${id}`);
+  const input = r.prepare ? await r.prepare(w, raw, existing) : raw;
+  await checkReferences(w, r, input);
+  const row = { ...r.toRow(input, existing), updated_at: w.now };
+  await checkUniques(w, r, row, id);
+  await w.trx.updateTable(r.table).set(row as never).where('id', '=', id).execute();
+  await r.afterWrite?.(w, id, input, existing);
+  const item = (await getOne(w.trx, r.def, id))!;
+  await recordEvents(w, [eventOf(r, 'updated', id, item), ...((await r.sideEvents?.(w, item, existing, false)) ?? [])]);
+  return item;
+}
+
+export async function deleteItem(w: WriteContext, r: WritableResource, id: number): Promise<void> {
+  const existing = await getOne(w.trx, r.def, id);
+  if (!existing) throw notFound(`${r.def.title} ${id}`);
+  for (const d of r.dependents ?? []) {
+    const found = await w.trx.selectFrom(d.table).select('id').where(d.column as 'id', '=', id).limit(1).executeTakeFirst();
+    if (found) throw new AppError('conflict', `${r.def.title} ${id} is still used by ${d.label}; change or delete them first.`, { errors: [{ name: 'id', reason: `referenced by ${d.label}` }] });
+  }
+  const cascaded = (await r.cascades?.(w, id)) ?? [];
+  await w.trx.deleteFrom(r.table).where('id', '=', id).execute();
+  await recordEvents(w, [...cascaded, eventOf(r, 'deleted', id, { id }), ...((await r.sideEvents?.(w, existing, existing, true)) ?? [])]);
+}
+
+/** Fields of `input` that are present, mapped to columns through `map`. */
+export function pick(input: Input, map: Record<string, string>, transform: Record<string, (v: unknown) => unknown> = {}): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [field, column] of Object.entries(map)) {
+    if (input[field] === undefined) continue;
+    const t = transform[field] as ((v: unknown) => unknown) | undefined;
+    out[column] = t && input[field] !== null ? t(input[field]) : input[field];
+  }
+  return out;
+}
+
+export function slugify(text: string): string {
+  return text.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 80) || 'item';
+}
