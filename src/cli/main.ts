@@ -1,0 +1,31 @@
+import { Command, CommanderError } from 'commander';
+import { ConfigError } from '../config.ts';
+import { AppError } from '../errors/app-error.ts';
+import { registerCredentials } from './credentials.ts';
+import { registerMigrate } from './migrate.ts';
+import { CliError } from './output.ts';
+import { registerSeed } from './seed.ts';
+import { registerServe } from './serve.ts';
+import { extraCommands } from './extra-commands.ts';
+
+const program = new Command('store-api')
+  .description('Store Data API: serve, migrate, seed, import, manage credentials and webhooks, follow a main store.')
+  .option('--database <url>', 'DATABASE_URL: sqlite:<path> or postgres://…')
+  .showHelpAfterError('(run store-api --help for usage)')
+  .exitOverride();
+
+registerServe(program);
+registerMigrate(program);
+registerSeed(program);
+registerCredentials(program);
+for (const register of extraCommands) register(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof CommanderError) process.exit(error.exitCode);
+  const known = error instanceof CliError || error instanceof ConfigError || error instanceof AppError;
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`store-api: ${known ? message : `unexpected error: ${message}`}\n`);
+  process.exit(1);
+}

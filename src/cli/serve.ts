@@ -1,0 +1,80 @@
+import type { Command } from 'commander';
+import { createCredential, hashingKey } from '../auth/credentials.service.ts';
+import { ALL_SCOPES } from '../auth/scopes.ts';
+import { loadConfig } from '../config.ts';
+import { openStore, type Store } from '../db/database.ts';
+import { migrateToLatest } from '../db/migrate.ts';
+import { seedStore } from '../seed/seed.ts';
+import { startServer } from '../server.ts';
+import type { GlobalOptions } from './store.ts';
+import { progress } from './progress.ts';
+
+interface ServeOptions {
+  host?: string;
+  port?: string;
+  publicUrl?: string;
+  demo?: boolean;
+  demoProducts: string;
+}
+
+async function isEmpty(store: Store): Promise<boolean> {
+  const product = await store.db.selectFrom('products').select('id').limit(1).executeTakeFirst();
+  const credential = await store.db.selectFrom('credentials').select('id').limit(1).executeTakeFirst();
+  return !product && !credential;
+}
+
+/** Seeds a demo store and credential into an empty database; returns the lines that tell how to use them. */
+async function prepareDemo(store: Store, products: number): Promise<{ clientId: string; clientSecret: string } | undefined> {
+  if (!(await isEmpty(store))) return undefined;
+  const bar = progress('seeding demo store');
+  await seedStore(store, { products, orders: Math.ceil(products / 3), seed: 1, onProgress: (d, t) => bar.update(d, t) });
+  bar.stop();
+  const read = ALL_SCOPES.filter((s) => s !== 'ai:generate');
+  return createCredential(store.db, await hashingKey(store.db), 'Demo credential', [...read, 'ai:generate']);
+}
+
+export function registerServe(program: Command): void {
+  program
+    .command('serve')
+    .description('Migrate the database, then serve the API')
+    .option('--host <host>', 'HOST to listen on')
+    .option('--port <port>', 'PORT to listen on')
+    .option('--public-url <url>', 'PUBLIC_URL used in links')
+    .option('--demo', 'seed a demo store and credential when the database is empty')
+    .option('--demo-products <n>', 'products in the demo store', '1000')
+    .action(async (o: ServeOptions) => {
+      const global = program.opts<GlobalOptions>();
+      const config = loadConfig({ DATABASE_URL: global.database, HOST: o.host, PORT: o.port, PUBLIC_URL: o.publicUrl });
+      const store = openStore(config.databaseUrl);
+      await migrateToLatest(store.db);
+      const demo = o.demo ? await prepareDemo(store, Number(o.demoProducts) || 1000) : undefined;
+      const server = await startServer(config, { store });
+      const say = (line = '') => process.stdout.write(`${line}\n`);
+      say();
+      say(`Store Data API listening on ${server.url} (${store.dialect}); reference: ${config.publicUrl}/docs`);
+      if (server.ctx.admin.generated) {
+        say(`Admin token (for /admin/api; shown once, set ADMIN_TOKEN to choose your own): ${server.ctx.admin.generated}`);
+      }
+      if (demo) {
+        const base = config.publicUrl;
+        say();
+        say('Demo store ready. Credential (the secret is shown only now):');
+        say(`  client id:     ${demo.clientId}`);
+        say(`  client secret: ${demo.clientSecret}`);
+        say();
+        say('Try it:');
+        say(`  curl -s "${base}/api/v2/products?limit=2" -H "Authorization: Bearer $(curl -s -X POST ${base}/oauth/token -d grant_type=client_credentials -d client_id=${demo.clientId} -d client_secret=${demo.clientSecret} | sed -E 's/.*\"access_token\":\"([^\"]+)\".*/\\1/')"`);
+      } else if (o.demo) {
+        say('The database already has data; create a credential with: store-api credentials create --name NAME --scopes all');
+      }
+      say();
+      const shutdown = (signal: string) => {
+        server.app.log.info({ signal }, 'shutting down');
+        const force = setTimeout(() => process.exit(1), 15_000);
+        force.unref();
+        void server.stop().then(() => process.exit(0));
+      };
+      process.once('SIGINT', () => shutdown('SIGINT'));
+      process.once('SIGTERM', () => shutdown('SIGTERM'));
+    });
+}
