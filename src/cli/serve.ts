@@ -63,7 +63,7 @@ export function registerServe(program: Command): void {
         say(`  client secret: ${demo.clientSecret}`);
         say();
         say('Try it:');
-        say(`  curl -s "${base}/api/v2/products?limit=2" -H "Authorization: Bearer $(curl -s -X POST ${base}/oauth/token -d grant_type=client_credentials -d client_id=${demo.clientId} -d client_secret=${demo.clientSecret} | sed -E 's/.*\"access_token\":\"([^\"]+)\".*/\\1/')"`);
+        say(`  curl -s "${base}/api/v2/products?limit=2" -H "Authorization: Bearer $(curl -s -X POST ${base}/oauth/token -d grant_type=client_credentials -d client_id=${demo.clientId} -d client_secret=${demo.clientSecret} | sed -E 's/.*"access_token":"([^"]+)".*/\\1/')"`);
       } else if (o.demo) {
         say('The database already has data; create a credential with: store-api credentials create --name NAME --scopes all');
       }

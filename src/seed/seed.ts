@@ -66,7 +66,7 @@ interface Leaf {
   nouns: string[];
 }
 
-async function ensureBrandsAndCategories(store: Store, rng: Random): Promise<{ brandIds: number[]; brandNames: Map<number, string>; leaves: Leaf[]; brands: number; categories: number }> {
+async function ensureBrandsAndCategories(store: Store): Promise<{ brandIds: number[]; brandNames: Map<number, string>; leaves: Leaf[]; brands: number; categories: number }> {
   return store.db.transaction().execute(async (trx) => {
     const w: WriteContext = { trx, dialect: store.dialect, now: nowIso() };
     let brandRows = await trx.selectFrom('brands').select(['id', 'name']).execute();
@@ -142,7 +142,7 @@ export async function seedStore(store: Store, options: SeedOptions): Promise<See
   const rng = new Random(options.seed ?? 1);
   const orderCount = options.orders ?? 0;
   const total = options.products + orderCount;
-  const base = await ensureBrandsAndCategories(store, rng);
+  const base = await ensureBrandsAndCategories(store);
   const defs = await ensureDefinitions(store);
   const result: SeedResult = { brands: base.brands, categories: base.categories, products: 0, productParameters: 0, productFilters: 0, orders: 0 };
   const start = Number((await store.db.selectFrom('products').select((eb) => eb.fn.max('id').as('max')).executeTakeFirst())?.max ?? 0);

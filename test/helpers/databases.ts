@@ -1,0 +1,73 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { openStore, type Dialect, type Store } from '../../src/db/database.ts';
+import { migrateToLatest } from '../../src/db/migrate.ts';
+
+export const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+let pgReachable: Promise<boolean> | undefined;
+
+async function canReachPostgres(): Promise<boolean> {
+  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    await client.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The dialects a suite runs against: both, always. PostgreSQL is skipped only outside CI when it cannot be
+ * reached; under CI=true an unreachable PostgreSQL fails the run instead of hiding.
+ */
+export async function dialects(): Promise<Dialect[]> {
+  const only = process.env.TEST_DIALECTS?.split(',') as Dialect[] | undefined;
+  pgReachable ??= canReachPostgres();
+  const reachable = await pgReachable;
+  if (!reachable && process.env.CI === 'true') throw new Error(`PostgreSQL at ${PG_URL} is required under CI=true`);
+  return (only ?? ['sqlite', 'postgres']).filter((d) => d === 'sqlite' || reachable);
+}
+
+export interface TestDatabase {
+  url: string;
+  store: Store;
+  /** For opening more connections to the same database (a second node). */
+  open(): Store;
+  drop(): Promise<void>;
+}
+
+/** A fresh, migrated, empty database: a temporary SQLite file, or a PostgreSQL schema of its own. */
+export async function createTestDatabase(dialect: Dialect): Promise<TestDatabase> {
+  if (dialect === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'store-api-test-'));
+    const url = `sqlite:${join(dir, 'store.db')}`;
+    const store = openStore(url);
+    await migrateToLatest(store.db);
+    return { url, store, open: () => openStore(url), drop: async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); } };
+  }
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  await admin.end();
+  const url = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  const store = openStore(url);
+  await migrateToLatest(store.db);
+  return {
+    url,
+    store,
+    open: () => openStore(url),
+    drop: async () => {
+      await store.close();
+      const c = new pg.Client({ connectionString: PG_URL });
+      await c.connect();
+      await c.query(`drop schema ${schema} cascade`);
+      await c.end();
+    },
+  };
+}
