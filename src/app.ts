@@ -11,6 +11,7 @@ import { registerResourceRoutes } from './listing/routes.ts';
 import { itemSchema, paginationSchema } from './listing/schemas.ts';
 import { RESOURCES } from './modules/registry.ts';
 import { adminRoutes } from './admin/routes.ts';
+import { changesRoutes } from './events/changes.routes.ts';
 
 export interface BuildOptions {
   /** pino logger options, or false for none (tests). */
@@ -54,6 +55,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     async (api) => {
       addBearerGuard(api, ctx);
       for (const def of RESOURCES) registerResourceRoutes(api, ctx, def);
+      await changesRoutes(api, ctx);
     },
     { prefix: '/api/v2' },
   );

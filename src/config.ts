@@ -11,6 +11,8 @@ export interface Config {
   aiRateLimit: { rps: number; burst: number };
   ai: { engine: string; baseUrl: string | undefined; model: string | undefined; apiKey: string | undefined; modelPath: string | undefined; timeoutMs: number; threads: number | undefined };
   webhooks: { allowPrivate: boolean; retrySchedule: number[]; concurrency: number; pollMs: number };
+  /** Days the event log (changes feed, webhook deliveries) is kept; older feed cursors get 410. */
+  eventRetentionDays: number;
   logLevel: string;
   bodyLimit: number;
   tokenTtlSeconds: number;
@@ -75,6 +77,7 @@ export function loadConfig(overrides: ConfigInput = {}, env: ConfigInput = proce
       concurrency: int('WEBHOOK_CONCURRENCY', get('WEBHOOK_CONCURRENCY'), 16, 1),
       pollMs: int('WEBHOOK_POLL_MS', get('WEBHOOK_POLL_MS'), 1000, 10),
     },
+    eventRetentionDays: int('EVENT_RETENTION_DAYS', get('EVENT_RETENTION_DAYS'), 30, 1),
     logLevel: get('LOG_LEVEL') || 'info',
     bodyLimit: int('BODY_LIMIT', get('BODY_LIMIT'), 1_048_576, 1024),
     tokenTtlSeconds: int('TOKEN_TTL_SECONDS', get('TOKEN_TTL_SECONDS'), 7200, 1),

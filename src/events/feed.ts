@@ -1,0 +1,61 @@
+import type { Executor } from '../db/database.ts';
+import { getSetting, setSetting } from '../db/settings.ts';
+
+/** An event as the log stores it; `data` is still the JSON text written by recordEvents. */
+export interface StoredEvent {
+  seq: number;
+  type: string;
+  resource: string;
+  resourceId: number;
+  occurredAt: string;
+  data: string;
+}
+
+/** The highest seq ever pruned: a feed position below it has lost events. */
+const PRUNED_THROUGH = 'events_pruned_through';
+
+export interface ReadChanges {
+  after: number;
+  limit: number;
+  /** Event resources the reader may see; undefined means all of them. */
+  resources?: readonly string[];
+}
+
+/** Events after `after` in seq order, at most `limit`, only of the given resources. */
+export async function readEvents(db: Executor, r: ReadChanges): Promise<StoredEvent[]> {
+  if (r.resources && r.resources.length === 0) return [];
+  let q = db
+    .selectFrom('events')
+    .select(['seq', 'type', 'resource', 'resource_id as resourceId', 'occurred_at as occurredAt', 'data'])
+    .where('seq', '>', r.after)
+    .orderBy('seq')
+    .limit(r.limit);
+  if (r.resources) q = q.where('resource', 'in', r.resources);
+  const rows = await q.execute();
+  return rows.map((e) => ({ ...e, seq: Number(e.seq), resourceId: Number(e.resourceId) }));
+}
+
+export async function prunedThrough(db: Executor): Promise<number> {
+  return Number((await getSetting(db, PRUNED_THROUGH)) ?? 0);
+}
+
+/**
+ * Deletes events that occurred before `before`, in batches so no transaction grows large, and remembers
+ * the highest seq deleted so that feed readers behind it learn they missed events (410).
+ */
+export async function pruneEvents(db: Executor, before: string, batch = 5000): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const last = await db.selectFrom('events').select('seq').where('occurred_at', '<', before).orderBy('seq', 'desc').limit(1).executeTakeFirst();
+    if (!last) return deleted;
+    const through = Number(last.seq);
+    // The watermark goes first: a reader must never see the gap before it is told about it.
+    if (through > (await prunedThrough(db))) await setSetting(db, PRUNED_THROUGH, String(through));
+    for (;;) {
+      const ids = await db.selectFrom('events').select('seq').where('seq', '<=', through).orderBy('seq').limit(batch).execute();
+      if (ids.length === 0) break;
+      const result = await db.deleteFrom('events').where('seq', '<=', Number(ids[ids.length - 1].seq)).executeTakeFirst();
+      deleted += Number(result.numDeletedRows);
+    }
+  }
+}
