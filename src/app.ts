@@ -5,6 +5,7 @@ import { shapeOAuthProblem, tokenRoutes } from './auth/token.route.ts';
 import type { AppContext } from './context.ts';
 import { registerErrorHandling } from './http/error-handler.ts';
 import { registerOpenApi } from './http/openapi.ts';
+import { addStrictIntegers, strictBodies } from './http/validation.ts';
 import { operationsRoutes } from './http/operations.routes.ts';
 import { problemSchema } from './http/problem.ts';
 import { registerResourceRoutes } from './listing/routes.ts';
@@ -32,7 +33,9 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
     bodyLimit: ctx.config.bodyLimit,
     ajv: { customOptions: { removeAdditional: false, allErrors: true, coerceTypes: true, useDefaults: true } },
+    schemaController: strictBodies,
   });
+  addStrictIntegers(app);
   ctx.log ??= app.log;
 
   app.addHook('onRequest', async (request, reply) => {

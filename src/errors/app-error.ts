@@ -22,6 +22,6 @@ export class AppError extends Error {
 }
 
 export const invalidParameter = (name: string, reason: string): AppError =>
-  new AppError('invalid_parameter', `Query parameter "${name}" ${reason}.`, { errors: [{ name, reason }] });
+  new AppError('invalid_parameter', `Parameter "${name}" ${reason}.`, { errors: [{ name, reason }] });
 
 export const notFound = (what: string): AppError => new AppError('not_found', `${what} was not found.`);

@@ -15,6 +15,7 @@ export function fieldErrors(validation: AjvError[]): FieldError[] {
   const out: FieldError[] = [];
   for (const e of validation) {
     const path = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
+    const name = path || '(body)';
     if (e.keyword === 'additionalProperties') {
       const extra = String(e.params.additionalProperty);
       out.push({ name: path ? `${path}.${extra}` : extra, reason: 'is not a known parameter or field' });
@@ -22,20 +23,34 @@ export function fieldErrors(validation: AjvError[]): FieldError[] {
       const missing = String(e.params.missingProperty);
       out.push({ name: path ? `${path}.${missing}` : missing, reason: 'is required' });
     } else if (e.keyword === 'minimum' || e.keyword === 'maximum') {
-      out.push({ name: path, reason: `must be ${e.keyword === 'minimum' ? '>=' : '<='} ${String(e.params.limit)}` });
+      out.push({ name, reason: `must be ${e.keyword === 'minimum' ? '>=' : '<='} ${String(e.params.limit)}` });
     } else if (e.keyword === 'enum') {
-      out.push({ name: path, reason: `must be one of ${(e.params.allowedValues as unknown[]).join(', ')}` });
+      out.push({ name, reason: `must be one of ${(e.params.allowedValues as unknown[]).join(', ')}` });
     } else if (e.keyword === 'type') {
-      out.push({ name: path, reason: `must be ${String(e.params.type).replace(',', ' or ')}` });
+      out.push({ name, reason: `must be ${String(e.params.type).replace(',', ' or ')}` });
     } else {
-      out.push({ name: path, reason: e.message ?? 'is invalid' });
+      out.push({ name, reason: e.message ?? 'is invalid' });
     }
   }
   // One message per name is enough; anyOf/oneOf branches repeat themselves.
   return out.filter((e, i) => out.findIndex((o) => o.name === e.name) === i);
 }
 
-const LIMIT_REASON: Record<string, string> = { limit: 'must be an integer between 1 and 1000' };
+const LIMIT_REASON = new Map([['limit', 'must be an integer between 1 and 1000']]);
+
+/**
+ * Query parameters arrive as text, or as an array when given twice (`status=a&status=b`); a string-typed
+ * parameter that fails its type check was therefore repeated. (A Map, not an object: a parameter named
+ * `constructor` must not find Object's.)
+ */
+function queryErrors(validation: AjvError[]): FieldError[] {
+  const repeated = new Set(validation.filter((e) => e.keyword === 'type' && e.params.type === 'string').map((e) => e.instancePath.replace(/^\//, '')));
+  return fieldErrors(validation).map((e) => {
+    if (LIMIT_REASON.has(e.name)) return { ...e, reason: LIMIT_REASON.get(e.name)! };
+    if (repeated.has(e.name)) return { ...e, reason: 'must be given once (several values go in one comma list)' };
+    return e;
+  });
+}
 
 const STATUS_CODES: Record<number, ProblemCode> = {
   400: 'invalid_body', 401: 'invalid_token', 403: 'forbidden', 404: 'not_found', 405: 'method_not_allowed', 406: 'not_acceptable',
@@ -55,7 +70,7 @@ export function classify(error: FastifyError | AppError | Error): Classified {
   const fe = error as FastifyError & { validation?: AjvError[]; validationContext?: string };
   if (fe.validation) {
     const inQuery = fe.validationContext === 'querystring' || fe.validationContext === 'params';
-    const errors = fieldErrors(fe.validation).map((e) => (inQuery && LIMIT_REASON[e.name] ? { ...e, reason: LIMIT_REASON[e.name] } : e));
+    const errors = inQuery ? queryErrors(fe.validation) : fieldErrors(fe.validation);
     const first = errors[0];
     return inQuery
       ? { code: 'invalid_parameter', detail: first ? `Parameter "${first.name}" ${first.reason}.` : 'Invalid parameters.', errors }
@@ -79,6 +94,8 @@ export function classify(error: FastifyError | AppError | Error): Classified {
   return { code: 'internal_error', detail: 'An unexpected error occurred; it has been logged with this requestId.' };
 }
 
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
 export type ErrorShaper = (request: FastifyRequest, reply: FastifyReply, problem: Classified) => FastifyReply;
 
 export function registerErrorHandling(app: FastifyInstance, publicUrl: string, overrides: Array<{ prefix: string; shape: ErrorShaper }> = []): void {
@@ -89,7 +106,13 @@ export function registerErrorHandling(app: FastifyInstance, publicUrl: string, o
     if (override) return override.shape(request, reply, problem);
     return sendProblem(request, reply, publicUrl, problem.code, problem.detail, problem.errors, problem.headers);
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(request, reply, publicUrl, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}.`),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0];
+    // A known URL with another method is a 405 that says which methods it has (RFC 9110 §15.5.6).
+    const allowed = METHODS.filter((m) => m !== request.method && app.findRoute({ method: m, url: path }));
+    if (allowed.length > 0) {
+      return sendProblem(request, reply, publicUrl, 'method_not_allowed', `${request.method} is not allowed on ${path}; it answers ${allowed.join(', ')}.`, undefined, { allow: allowed.join(', ') });
+    }
+    return sendProblem(request, reply, publicUrl, 'not_found', `No route ${request.method} ${path}.`);
+  });
 }

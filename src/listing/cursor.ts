@@ -31,17 +31,19 @@ export function decodeCursor(raw: string): CursorState {
 }
 
 /**
- * Reconciles a cursor with the request's own filters: absent ones are inherited from the cursor, differing
- * ones are a `cursor_mismatch`.
+ * Reconciles a cursor with the request's own sort and filters. Each side that the request leaves out (the
+ * sort; the filters as a whole) is inherited from the cursor, so `?cursor=…` alone continues the listing;
+ * each side it sends must equal the cursor's, or the answer is a `cursor_mismatch`. Filters compare as a
+ * whole: dropping one filter while sending another would otherwise widen or narrow the walk silently.
  */
 export function reconcile(cursor: CursorState, sort: string | undefined, filters: Record<string, string>): { sort: string; filters: Record<string, string> } {
-  const given = Object.keys(filters).length > 0 || sort !== undefined;
-  if (!given) return { sort: cursor.sort, filters: cursor.filters };
   const same = (a: Record<string, string>, b: Record<string, string>) =>
-    Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([k, v]) => b[k] === v);
-  if ((sort ?? cursor.sort) !== cursor.sort || !same(filters, cursor.filters)) {
+    Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([k, v]) => Object.hasOwn(b, k) && b[k] === v);
+  const sortDiffers = sort !== undefined && sort !== cursor.sort;
+  const filtersDiffer = Object.keys(filters).length > 0 && !same(filters, cursor.filters);
+  if (sortDiffers || filtersDiffer) {
     throw new AppError('cursor_mismatch', 'The cursor was issued for other filters or another sort; send the same ones, or none, with it.', {
-      errors: [{ name: 'cursor', reason: 'does not match the filters and sort of this request' }],
+      errors: [{ name: 'cursor', reason: `does not match the ${sortDiffers ? 'sort' : 'filters'} of this request` }],
     });
   }
   return { sort: cursor.sort, filters: cursor.filters };

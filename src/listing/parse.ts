@@ -27,7 +27,17 @@ export function parseEnumList(name: string, raw: string, allowed: readonly strin
 }
 
 const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
-const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?([Zz]|[+-]\d{2}:?\d{2})?$/;
+// The offset's sign may arrive as a space: an unencoded `+` in a query string decodes to one.
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?([Zz]|[+\- ]\d{2}:?\d{2})?$/;
+
+/** Milliseconds of a UTC calendar date and time, or NaN when a part is out of range (Feb 30, 24:00). */
+function utcMillis(year: number, month: number, day: number, hour = 0, minute = 0, second = 0): number {
+  const ms = Date.UTC(year, month - 1, day, hour, minute, second);
+  const d = new Date(ms);
+  const same = d.getUTCFullYear() === year && d.getUTCMonth() === month - 1 && d.getUTCDate() === day &&
+    d.getUTCHours() === hour && d.getUTCMinutes() === minute && d.getUTCSeconds() === second;
+  return same ? ms : NaN;
+}
 
 /**
  * An RFC 3339 date-time (an offset is optional and means UTC when absent) or a date (the start of that day,
@@ -35,23 +45,24 @@ const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(\.\d{
  */
 export function parseInstant(name: string, raw: string, endOfDay = false): string {
   const value = raw.trim();
-  let ms: number;
   const date = DATE_ONLY.exec(value);
   if (date) {
-    ms = Date.UTC(Number(date[1]), Number(date[2]) - 1, Number(date[3]));
-    if (new Date(ms).getUTCDate() !== Number(date[3])) throw invalidParameter(name, 'is not a valid date');
-    if (endOfDay) ms += 86_400_000 - 1;
-  } else {
-    const m = DATE_TIME.exec(value);
-    if (!m) throw invalidParameter(name, 'must be an RFC 3339 date-time (2026-01-31T12:00:00Z) or a date (2026-01-31)');
-    const offset = m[8] && m[8].toUpperCase() !== 'Z' ? m[8].replace(/^([+-]\d{2})(\d{2})$/, '$1:$2') : 'Z';
-    const fraction = m[7] ? m[7].slice(0, 4) : '';
-    ms = Date.parse(`${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6] ?? '00'}${fraction}${offset}`);
-    if (Number.isNaN(ms) || Number(m[2]) > 12 || Number(m[3]) > 31 || Number(m[4]) > 23 || Number(m[5]) > 59) {
-      throw invalidParameter(name, 'is not a valid date-time');
-    }
+    const ms = utcMillis(Number(date[1]), Number(date[2]), Number(date[3]));
+    if (Number.isNaN(ms)) throw invalidParameter(name, 'is not a valid date');
+    return new Date(endOfDay ? ms + 86_400_000 - 1 : ms).toISOString();
   }
-  if (Number.isNaN(ms)) throw invalidParameter(name, 'is not a valid date');
+  // Trailing space may be a decoded `+` of a bare offset hour; try with it first.
+  const m = DATE_TIME.exec(raw.replace(/^\s+/, '')) ?? DATE_TIME.exec(value);
+  if (!m) throw invalidParameter(name, 'must be an RFC 3339 date-time (2026-01-31T12:00:00Z) or a date (2026-01-31)');
+  let ms = utcMillis(Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6] ?? 0));
+  if (m[7]) ms += Math.floor(Number(`0${m[7]}`) * 1000);
+  const offset = m[8] && m[8].toUpperCase() !== 'Z' ? /^([+\- ])(\d{2}):?(\d{2})$/.exec(m[8]) : null;
+  if (offset) {
+    const [hours, minutes] = [Number(offset[2]), Number(offset[3])];
+    if (hours > 23 || minutes > 59) ms = NaN;
+    ms -= (offset[1] === '-' ? -1 : 1) * (hours * 60 + minutes) * 60_000;
+  }
+  if (Number.isNaN(ms)) throw invalidParameter(name, 'is not a valid date-time');
   return new Date(ms).toISOString();
 }
 

@@ -1,0 +1,75 @@
+import { Ajv, type AnySchema, type Options, type ValidateFunction } from 'ajv';
+import addFormatsPlugin from 'ajv-formats';
+import type { FastifyInstance, FastifySchema, FastifyServerOptions, RouteOptions } from 'fastify';
+import { invalidParameter } from '../errors/app-error.ts';
+
+// ajv-formats is CommonJS with a `default` beside module.exports; under NodeNext the callable is the default import.
+const addFormats = addFormatsPlugin as unknown as typeof addFormatsPlugin.default;
+
+type RouteSchema = { schema: AnySchema; httpPart?: string };
+
+/**
+ * Fastify's validator factory with one change: query strings and path parameters are text on the wire, so
+ * their validator coerces ("50" → 50), but JSON bodies are typed already, so theirs does not. Coercing a
+ * body would read `"brandId": true` as brand 1 and `"categoryId": ""` as null instead of refusing them.
+ */
+function buildValidator(externalSchemas: Record<string, AnySchema>, ajvOptions?: { customOptions?: Options }): (route: RouteSchema) => ValidateFunction {
+  const make = (coerceTypes: Options['coerceTypes']): Ajv => {
+    const ajv = new Ajv({ useDefaults: true, removeAdditional: false, addUsedSchema: false, allErrors: true, ...ajvOptions?.customOptions, coerceTypes });
+    addFormats(ajv);
+    for (const schema of Object.values(externalSchemas)) ajv.addSchema(schema);
+    return ajv;
+  };
+  const lenient = make(ajvOptions?.customOptions?.coerceTypes ?? true);
+  const strict = make(false);
+  return ({ schema, httpPart }) => {
+    const ajv = httpPart === 'body' ? strict : lenient;
+    const id = typeof schema === 'object' && schema !== null && '$id' in schema ? String(schema.$id) : undefined;
+    return (id && ajv.getSchema(id)) || ajv.compile(schema);
+  };
+}
+
+// Fastify's types describe the compiler it is handed as Ajv's own compile; at run time it gets route definitions.
+export const strictBodies = { compilersFactory: { buildValidator } } as unknown as FastifyServerOptions['schemaController'];
+
+const INTEGER = /^-?\d{1,16}$/;
+
+interface IntegerParam {
+  part: 'query' | 'params';
+  name: string;
+  reason: string;
+}
+
+function integerParams(part: IntegerParam['part'], schema: unknown): IntegerParam[] {
+  const properties = (schema as { properties?: Record<string, { type?: unknown; minimum?: number; maximum?: number }> } | undefined)?.properties ?? {};
+  return Object.entries(properties)
+    .filter(([, p]) => p.type === 'integer' || (Array.isArray(p.type) && p.type.includes('integer')))
+    .map(([name, p]) => ({
+      part,
+      name,
+      reason: p.minimum !== undefined && p.maximum !== undefined
+        ? `must be an integer between ${p.minimum} and ${p.maximum}`
+        : p.minimum === 1 ? 'must be a positive integer' : 'must be an integer',
+    }));
+}
+
+/**
+ * Ajv's coercion reads `limit=1e2` as 100 and `limit=0x10` as 16, and path ids beyond 2^53 as rounded
+ * numbers that PostgreSQL refuses. Integer query and path parameters must therefore be plain decimal
+ * digits of a safe integer before the schema sees them.
+ */
+export function addStrictIntegers(app: FastifyInstance): void {
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const schema = route.schema as FastifySchema | undefined;
+    const checks = [...integerParams('query', schema?.querystring), ...integerParams('params', schema?.params)];
+    if (checks.length === 0) return;
+    const hook = async (request: { query: unknown; params: unknown }) => {
+      for (const c of checks) {
+        const raw = (request[c.part] as Record<string, unknown> | undefined)?.[c.name];
+        if (typeof raw === 'string' && !(INTEGER.test(raw) && Number.isSafeInteger(Number(raw)))) throw invalidParameter(c.name, c.reason);
+      }
+    };
+    const existing = route.preValidation;
+    route.preValidation = existing === undefined ? [hook] : [hook, ...(Array.isArray(existing) ? existing : [existing])];
+  });
+}
