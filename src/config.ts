@@ -16,7 +16,8 @@ export interface Config {
   logLevel: string;
   bodyLimit: number;
   tokenTtlSeconds: number;
-  sync: { from: string | undefined; clientId: string | undefined; clientSecret: string | undefined };
+  /** Following a main store (store-api sync); local edits of followed collections are refused unless allowLocalEdits. */
+  sync: { from: string | undefined; clientId: string | undefined; clientSecret: string | undefined; allowLocalEdits: boolean };
 }
 
 export class ConfigError extends Error {}
@@ -81,6 +82,11 @@ export function loadConfig(overrides: ConfigInput = {}, env: ConfigInput = proce
     logLevel: get('LOG_LEVEL') || 'info',
     bodyLimit: int('BODY_LIMIT', get('BODY_LIMIT'), 1_048_576, 1024),
     tokenTtlSeconds: int('TOKEN_TTL_SECONDS', get('TOKEN_TTL_SECONDS'), 7200, 1),
-    sync: { from: get('SYNC_FROM') || undefined, clientId: get('SYNC_CLIENT_ID') || undefined, clientSecret: get('SYNC_CLIENT_SECRET') || undefined },
+    sync: {
+      from: get('SYNC_FROM') || undefined,
+      clientId: get('SYNC_CLIENT_ID') || undefined,
+      clientSecret: get('SYNC_CLIENT_SECRET') || undefined,
+      allowLocalEdits: bool('SYNC_ALLOW_LOCAL_EDITS', get('SYNC_ALLOW_LOCAL_EDITS'), false),
+    },
   };
 }

@@ -5,6 +5,7 @@ import { createContext, type AppContext } from './context.ts';
 import { openStore, type Store } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { eventStarters } from './events/starters.ts';
+import { startSyncFollower } from './sync/starter.ts';
 
 /** Something that runs beside the HTTP server (webhook delivery, sync follower, pruning) and stops with it. */
 export interface BackgroundTask {
@@ -17,6 +18,7 @@ export type BackgroundStarter = (ctx: AppContext) => Promise<BackgroundTask | un
 /** Registered by features that run in the background; `startServer` starts each after the app listens. */
 export const backgroundStarters: BackgroundStarter[] = [];
 backgroundStarters.push(...eventStarters);
+backgroundStarters.push(startSyncFollower);
 
 export interface RunningServer {
   app: FastifyInstance;

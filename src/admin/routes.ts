@@ -7,6 +7,8 @@ import { WRITERS } from '../modules/writers.ts';
 import { createItem, deleteItem, inTransaction, updateItem, type Input, type WritableResource } from '../modules/writer.ts';
 import { addAdminGuard } from './admin-token.ts';
 import { credentialRoutes } from './credentials.routes.ts';
+import { webhookRoutes } from './webhooks.routes.ts';
+import { syncRoutes } from './sync.routes.ts';
 
 const tags = ['Admin'];
 const security = [{ adminToken: [] }];
@@ -50,4 +52,6 @@ export async function adminRoutes(app: FastifyInstance, ctx: AppContext): Promis
   addAdminGuard(app, ctx.hashKey, () => ctx.admin.hash);
   for (const w of WRITERS) writeRoutes(app, ctx, w);
   await credentialRoutes(app, ctx);
+  await webhookRoutes(app, ctx);
+  await syncRoutes(app, ctx);
 }

@@ -1,10 +1,12 @@
 import { Migrator, PostgresAdapter, sql, type Migration, type MigrationResultSet } from 'kysely';
 import type { DB } from './database.ts';
 import * as core from './migrations/2026-11-21-001-core.ts';
+import * as sync from './migrations/2026-11-21-003-sync.ts';
 
 /** Every migration, by name; names sort in the order they run. New migrations are appended here. */
 export const migrations: Record<string, Migration> = {
   '2026-11-21-001-core': core,
+  '2026-11-21-003-sync': sync,
 };
 
 export async function migrateToLatest(db: DB): Promise<MigrationResultSet> {

@@ -1,0 +1,228 @@
+import type { Trx } from '../db/database.ts';
+import { recordEvents, type NewEvent, type WriteContext } from '../events/log.ts';
+import { decodeRows, selectFields } from '../listing/engine.ts';
+import type { ResourceDef, Row } from '../listing/resource.ts';
+import { normalizeMoney } from '../modules/money.ts';
+import type { ChangeEvent } from './client.ts';
+import { upsertDefinitions } from './definitions.ts';
+import { MIRRORS, mirrorByCollection, mirrorByEvent, type Mirror, type RefTable } from './mirrors.ts';
+import { bumpSequences, chunks, clearColumn, deleteIds, existingIds, moveAside, rowsWhereIn, upsertById } from './rows.ts';
+
+/**
+ * What is to be applied in one local transaction: the latest state of each item by collection, and the ids
+ * to delete. Several events of one item collapse into its last, so a batch writes each row once.
+ */
+export interface ChangeSet {
+  upserts: Map<string, Map<number, Row>>;
+  deletes: Map<string, Set<number>>;
+}
+
+export interface ApplyResult {
+  /** Rows written or deleted here (rows already equal to the main store's are not written again). */
+  changed: number;
+  /** Items left for a later change of the feed: they referred to rows that do not exist (yet or any more). */
+  deferred: number;
+}
+
+export const emptyChangeSet = (): ChangeSet => ({ upserts: new Map(), deletes: new Map() });
+
+function entry<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+  let v = map.get(key);
+  if (v === undefined) map.set(key, (v = make()));
+  return v;
+}
+
+export function positiveId(value: unknown, what: string): number {
+  const id = Number(value);
+  if (!Number.isSafeInteger(id) || id < 1) throw new Error(`the main store sent ${what} without a valid id (${JSON.stringify(value)})`);
+  return id;
+}
+
+export function addUpsert(set: ChangeSet, collection: string, item: Row): void {
+  const id = positiveId(item.id, `a ${collection} item`);
+  set.deletes.get(collection)?.delete(id);
+  entry(set.upserts, collection, () => new Map()).set(id, item);
+}
+
+export function addDelete(set: ChangeSet, collection: string, id: number): void {
+  set.upserts.get(collection)?.delete(id);
+  entry(set.deletes, collection, () => new Set()).add(id);
+}
+
+/** Events of the main store's feed as a change set; events of collections not followed (orders) are left out. */
+export function changeSetOfEvents(events: ChangeEvent[]): { set: ChangeSet; ignored: number } {
+  const set = emptyChangeSet();
+  let ignored = 0;
+  for (const e of events) {
+    const mirror = mirrorByEvent.get(e.resource);
+    const action = e.type.startsWith(`${e.resource}.`) ? e.type.slice(e.resource.length + 1) : '';
+    if (!mirror || !['created', 'updated', 'deleted'].includes(action)) {
+      ignored++;
+      continue;
+    }
+    const collection = mirror.def.collection;
+    const id = positiveId(e.resourceId, `event ${e.seq}`);
+    if (action === 'deleted') addDelete(set, collection, id);
+    else addUpsert(set, collection, { ...e.data, id });
+  }
+  return { set, ignored };
+}
+
+/** Rows this transaction changed, with whether each existed before it: what the follower's own events tell. */
+class Touched {
+  readonly byCollection = new Map<string, Map<number, boolean>>();
+  add(collection: string, id: number, existed: boolean): void {
+    const m = entry(this.byCollection, collection, () => new Map<number, boolean>());
+    if (!m.has(id)) m.set(id, existed);
+  }
+  get size(): number {
+    let n = 0;
+    for (const m of this.byCollection.values()) n += m.size;
+    return n;
+  }
+}
+
+/** Items as this store's own API shows them. */
+async function currentItems(trx: Trx, def: ResourceDef, ids: number[]): Promise<Map<number, Row>> {
+  const out = new Map<number, Row>();
+  for (const part of chunks(ids, 1000)) {
+    const rows = (await selectFields(def.from(trx), def).where('t.id', 'in', part).execute()) as Row[];
+    decodeRows(def, rows);
+    for (const r of rows) out.set(Number(r.id), r);
+  }
+  return out;
+}
+
+function comparable(def: ResourceDef, item: Row, field: string): string {
+  const type = def.fields.find((f) => f.name === field)?.type;
+  const v = item[field] ?? null;
+  if (v === null) return 'null';
+  if (type === 'money') return normalizeMoney(String(v));
+  if (type === 'id' || type === 'integer' || type === 'number') return String(Number(v));
+  return JSON.stringify(v);
+}
+
+function sameItem(def: ResourceDef, stored: Row | undefined, incoming: Row): boolean {
+  return stored !== undefined && def.fields.every((f) => comparable(def, stored, f.name) === comparable(def, incoming, f.name));
+}
+
+/** Rows whose references exist, in an order in which each can be written (parents before children). */
+async function writable(trx: Trx, m: Mirror, rows: Array<Record<string, unknown> & { id: number }>): Promise<Array<Record<string, unknown> & { id: number }>> {
+  let ready = rows;
+  for (const req of m.requires.filter((r) => r.table !== m.table)) {
+    const present = await existingIds(trx, req.table, ready.map((r) => r[req.column]));
+    ready = ready.filter((r) => r[req.column] === null || present.has(Number(r[req.column])));
+  }
+  const self = m.requires.find((r) => r.table === m.table);
+  if (!self) return ready;
+  const available = await existingIds(trx, m.table, ready.map((r) => r[self.column]));
+  const ordered: typeof rows = [];
+  let pending = ready;
+  for (;;) {
+    const next = pending.filter((r) => r[self.column] === null || available.has(Number(r[self.column])));
+    if (next.length === 0) break;
+    for (const r of next) available.add(r.id);
+    ordered.push(...next);
+    const taken = new Set(next);
+    pending = pending.filter((r) => !taken.has(r));
+  }
+  return ordered;
+}
+
+async function upsertMirror(w: WriteContext, m: Mirror, items: Row[], touched: Touched, written: Set<RefTable>): Promise<number> {
+  const collection = m.def.collection;
+  const current = await currentItems(w.trx, m.def, items.map((i) => Number(i.id)));
+  const changed = items.filter((i) => !sameItem(m.def, current.get(Number(i.id)), i));
+  if (changed.length === 0) return 0;
+  await upsertDefinitions(w.trx, collection, changed, w.now);
+  if (m.table === 'product_parameters') written.add('parameters');
+  if (m.table === 'product_filters') written.add('filters').add('filter_values');
+  const rows = await writable(w.trx, m, changed.map((i) => ({ id: Number(i.id), ...m.toRow(i) })));
+  const deferred = changed.length - rows.length;
+  if (rows.length === 0) return deferred;
+
+  for (const column of m.uniqueText) {
+    const owner = new Map(rows.map((r) => [String(r[column]), r.id]));
+    const holders = await rowsWhereIn(w.trx, m.table, column, [...owner.keys()], ['id', column]);
+    const clashing = holders.filter((h) => owner.get(String(h[column])) !== Number(h.id)).map((h) => Number(h.id));
+    if (clashing.length === 0) continue;
+    await moveAside(w.trx, m.table, column, clashing);
+    for (const id of clashing) touched.add(collection, id, true);
+  }
+  for (const [a, b] of m.uniquePairs) {
+    const key = (r: Record<string, unknown>) => `${String(r[a])}:${String(r[b])}`;
+    const owner = new Map(rows.map((r) => [key(r), r.id]));
+    const holders = await rowsWhereIn(w.trx, m.table, a, rows.map((r) => r[a]), ['id', a, b]);
+    const clashing = holders.filter((h) => owner.has(key(h)) && owner.get(key(h)) !== Number(h.id)).map((h) => Number(h.id));
+    if (clashing.length === 0) continue;
+    // Values of products are leaves: the one in the way goes, and its own later event brings it back if it lives on.
+    await deleteIds(w.trx, m.table, clashing);
+    for (const id of clashing) touched.add(collection, id, true);
+  }
+
+  for (const r of rows) touched.add(collection, r.id, current.has(r.id));
+  await upsertById(w.trx, m.table, rows);
+  written.add(m.table);
+  return deferred;
+}
+
+async function deleteMirror(w: WriteContext, m: Mirror, ids: number[], touched: Touched): Promise<void> {
+  const present = [...(await existingIds(w.trx, m.table, ids))];
+  if (present.length === 0) return;
+  for (const ref of m.referencedBy) {
+    const other = mirrorByCollection.get(ref.collection)!;
+    const dependents = (await rowsWhereIn(w.trx, other.table, ref.column, present, ['id'])).map((r) => Number(r.id));
+    if (dependents.length === 0) continue;
+    if (ref.action === 'delete') {
+      await deleteMirror(w, other, dependents, touched);
+    } else {
+      // Only a state in between can still point here (the main store refuses such deletes): its next change sets it right.
+      await clearColumn(w.trx, other.table, ref.column, dependents);
+      for (const id of dependents) touched.add(other.def.collection, id, true);
+    }
+  }
+  await deleteIds(w.trx, m.table, present);
+  for (const id of present) touched.add(m.def.collection, id, true);
+}
+
+/** The follower's own events for what this transaction changed, as its own API now shows each item. */
+async function eventsOf(w: WriteContext, touched: Touched): Promise<NewEvent[]> {
+  const upserted: NewEvent[] = [];
+  const deleted: NewEvent[][] = [];
+  for (const m of MIRRORS) {
+    const rows = touched.byCollection.get(m.def.collection);
+    if (!rows?.size) continue;
+    const now = await currentItems(w.trx, m.def, [...rows.keys()]);
+    const gone: NewEvent[] = [];
+    for (const [id, existed] of rows) {
+      const item = now.get(id);
+      if (item) upserted.push({ type: `${m.def.event}.${existed ? 'updated' : 'created'}`, resource: m.def.event, resourceId: id, data: item });
+      else if (existed) gone.push({ type: `${m.def.event}.deleted`, resource: m.def.event, resourceId: id, data: { id } });
+    }
+    deleted.push(gone);
+  }
+  // Deletions after every upsert, values of products before products: a follower of this store can apply them in order.
+  return [...upserted, ...deleted.reverse().flat()];
+}
+
+/**
+ * Applies a change set in the caller's transaction: upserts by the main store's ids (referenced
+ * collections first), then deletes (referencing collections first), then records this store's own events.
+ * Applying the same set twice changes nothing the second time and records no event.
+ */
+export async function applyChangeSet(w: WriteContext, set: ChangeSet): Promise<ApplyResult> {
+  const touched = new Touched();
+  const written = new Set<RefTable>();
+  let deferred = 0;
+  for (const m of MIRRORS) {
+    const items = set.upserts.get(m.def.collection);
+    if (items?.size) deferred += await upsertMirror(w, m, [...items.values()], touched, written);
+  }
+  for (const m of [...MIRRORS].reverse()) {
+    const ids = set.deletes.get(m.def.collection);
+    if (ids?.size) await deleteMirror(w, m, [...ids], touched);
+  }
+  await bumpSequences(w.trx, w.dialect, written);
+  await recordEvents(w, await eventsOf(w, touched));
+  return { changed: touched.size, deferred };
+}
