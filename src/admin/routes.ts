@@ -50,6 +50,9 @@ function writeRoutes(app: FastifyInstance, ctx: AppContext, w: WritableResource)
 
 export async function adminRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   addAdminGuard(app, ctx.hashKey, () => ctx.admin.hash);
+  // The admin API speaks JSON only; Fastify's default text/plain parser would turn a stray body into a 400
+  // about its shape instead of the 415 that says what is wrong.
+  app.removeContentTypeParser('text/plain');
   for (const w of WRITERS) writeRoutes(app, ctx, w);
   await credentialRoutes(app, ctx);
   await webhookRoutes(app, ctx);
