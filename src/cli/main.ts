@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.ts';
 import { AppError } from '../errors/app-error.ts';
 import { registerCredentials } from './credentials.ts';
+import { registerImport } from './import.ts';
 import { registerMigrate } from './migrate.ts';
 import { CliError } from './output.ts';
 import { registerSeed } from './seed.ts';
@@ -17,6 +18,7 @@ const program = new Command('store-api')
 registerServe(program);
 registerMigrate(program);
 registerSeed(program);
+registerImport(program);
 registerCredentials(program);
 for (const register of extraCommands) register(program);
 

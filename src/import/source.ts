@@ -1,0 +1,75 @@
+import { createReadStream, statSync } from 'node:fs';
+import { basename } from 'node:path';
+import type { Input } from '../modules/writer.ts';
+import type { WritableResource } from '../modules/writer.ts';
+import { csvRecords, detectDelimiter } from './csv.ts';
+import { jsonlRecords } from './jsonl.ts';
+
+export type ImportFormat = 'jsonl' | 'csv';
+export const IMPORT_FORMATS: readonly ImportFormat[] = ['jsonl', 'csv'];
+
+/** A problem found in the file, by the line it is on. */
+export interface LineIssue {
+  line: number;
+  field?: string;
+  reason: string;
+}
+
+/** One record of the file (an API object), or the problems that kept it from being one. */
+export interface SourceRecord {
+  /** The line the record starts on (1-based, the CSV header being line 1). */
+  line: number;
+  record?: Input;
+  issues: LineIssue[];
+  /** The line a field path (`items.2.quantity`) came from, for records built from several lines (orders in CSV). */
+  lineOf?(field: string): number;
+  /** A problem with the file as a whole (a broken header, unparsable CSV): reading stops. */
+  fatal?: boolean;
+}
+
+export interface RecordSource {
+  format: ImportFormat;
+  totalBytes: number;
+  bytesRead(): number;
+  records: AsyncIterable<SourceRecord>;
+}
+
+/** The file or the options do not say what to import (unknown format or resource). */
+export class ImportUsageError extends Error {}
+
+const EXTENSIONS: Record<string, ImportFormat> = { '.jsonl': 'jsonl', '.ndjson': 'jsonl', '.csv': 'csv' };
+
+export function formatOf(path: string, given?: string): ImportFormat {
+  if (given !== undefined) {
+    if (!IMPORT_FORMATS.includes(given as ImportFormat)) throw new ImportUsageError(`--format must be one of ${IMPORT_FORMATS.join(', ')}, got "${given}"`);
+    return given as ImportFormat;
+  }
+  const ext = Object.keys(EXTENSIONS).find((e) => path.toLowerCase().endsWith(e));
+  if (!ext) throw new ImportUsageError(`cannot tell the format of ${basename(path)} from its extension (.jsonl, .ndjson or .csv); give --format jsonl|csv`);
+  return EXTENSIONS[ext];
+}
+
+/**
+ * The collection named by --resource, or by the start of the file name (`products.csv`, `product-parameters-2026.jsonl`,
+ * or the `products-….csv` an export downloads as).
+ */
+export function resourceOf(path: string, collections: string[], given?: string): string {
+  if (given !== undefined) {
+    if (!collections.includes(given)) throw new ImportUsageError(`--resource must be one of ${collections.join(', ')}, got "${given}"`);
+    return given;
+  }
+  const name = basename(path).toLowerCase();
+  const found = collections
+    .filter((c) => name === c || (name.startsWith(c) && /[-_.\s]/.test(name[c.length])))
+    .sort((a, b) => b.length - a.length)[0];
+  if (!found) throw new ImportUsageError(`cannot tell the resource from the file name ${basename(path)}; give --resource ${collections.join('|')}`);
+  return found;
+}
+
+/** Opens the file as a stream of records: nothing is read whole into memory. */
+export function openSource(path: string, format: ImportFormat, writer: WritableResource, delimiter?: string): RecordSource {
+  const totalBytes = statSync(path).size;
+  const stream = createReadStream(path, { highWaterMark: 1 << 20 });
+  const records = format === 'jsonl' ? jsonlRecords(stream) : csvRecords(stream, writer, delimiter ?? detectDelimiter(path));
+  return { format, totalBytes, bytesRead: () => stream.bytesRead, records };
+}
