@@ -10,7 +10,7 @@ const credentialSchema = {
   properties: {
     id: { type: 'integer' }, name: { type: 'string' }, clientId: { type: 'string' },
     scopes: { type: 'array', items: { type: 'string', enum: ALL_SCOPES } }, enabled: { type: 'boolean' },
-    createdAt: { type: 'string', format: 'date-time' }, updatedAt: { type: 'string', format: 'date-time' }, lastUsedAt: { type: ['string', 'null'] },
+    createdAt: { type: 'string', format: 'date-time' }, updatedAt: { type: 'string', format: 'date-time' }, lastUsedAt: { type: ['string', 'null'], format: 'date-time', description: 'When the credential last obtained a token.' },
   },
 };
 const issuedSchema = {
@@ -52,18 +52,30 @@ export async function credentialRoutes(app: FastifyInstance, ctx: AppContext): P
       body: { type: 'object', additionalProperties: false, minProperties: 1, properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, scopes: scopesInput, enabled: { type: 'boolean' } } },
       response: { 200: credentialSchema, ...errorResponses(400, 401, 404) },
     },
-    handler: async (request) => service.updateCredential(db, (request.params as { id: number }).id, request.body as { name?: string; scopes?: Scope[]; enabled?: boolean }),
+    handler: async (request) => {
+      const { id } = request.params as { id: number };
+      const credential = await service.updateCredential(db, id, request.body as { name?: string; scopes?: Scope[]; enabled?: boolean });
+      ctx.tokens.forget(id);
+      return credential;
+    },
   });
 
   app.post('/credentials/:id/rotate', {
     schema: { tags, security, summary: 'Rotate the secret (old secret and its tokens stop working)', params: idParams, response: { 200: issuedSchema, ...errorResponses(401, 404) } },
-    handler: async (request) => service.rotateSecret(db, ctx.hashKey, (request.params as { id: number }).id),
+    handler: async (request) => {
+      const { id } = request.params as { id: number };
+      const issued = await service.rotateSecret(db, ctx.hashKey, id);
+      ctx.tokens.forget(id);
+      return issued;
+    },
   });
 
   app.delete('/credentials/:id', {
     schema: { tags, security, summary: 'Delete a credential and its tokens', params: idParams, response: { 204: { type: 'null' }, ...errorResponses(401, 404) } },
     handler: async (request, reply) => {
-      await service.deleteCredential(db, (request.params as { id: number }).id);
+      const { id } = request.params as { id: number };
+      await service.deleteCredential(db, id);
+      ctx.tokens.forget(id);
       return reply.code(204).send();
     },
   });

@@ -48,14 +48,27 @@ export class TokenService {
   async issue(credentialId: number, scopes: Scope[]): Promise<{ token: string; expiresIn: number }> {
     const token = newAccessToken();
     const now = Date.now();
-    await repo.insertToken(this.db, {
-      token_hash: keyedHash(this.key, token),
-      credential_id: credentialId,
-      scopes: scopes.join(' '),
-      expires_at: new Date(now + this.ttlSeconds * 1000).toISOString(),
-      created_at: new Date(now).toISOString(),
+    const at = new Date(now).toISOString();
+    await this.db.transaction().execute(async (trx) => {
+      await repo.insertToken(trx, {
+        token_hash: keyedHash(this.key, token),
+        credential_id: credentialId,
+        scopes: scopes.join(' '),
+        expires_at: new Date(now + this.ttlSeconds * 1000).toISOString(),
+        created_at: at,
+      });
+      // What the administrator sees as "last used": the last time the client obtained a token.
+      await repo.updateCredential(trx, credentialId, { last_used_at: at });
     });
     return { token, expiresIn: this.ttlSeconds };
+  }
+
+  /**
+   * Drops what this node cached about a credential's tokens, so that disabling, rotating, re-scoping or
+   * deleting it takes effect here at once; other nodes notice within TOKEN_RECHECK_MS.
+   */
+  forget(credentialId: number): void {
+    for (const [token, entry] of this.cache) if (entry.grant?.credentialId === credentialId) this.cache.delete(token);
   }
 
   /** The grant of a bearer token, or null when it is unknown, expired, or its credential is disabled or gone. */
