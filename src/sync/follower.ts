@@ -1,7 +1,7 @@
 import type { Store } from '../db/database.ts';
 import { nowIso } from '../db/database.ts';
 import { applyChangeSet, changeSetOfEvents } from './apply.ts';
-import { backoffDelay, sleep } from './backoff.ts';
+import { backoffDelay, DEFAULT_BACKOFF, sleep, type Backoff } from './backoff.ts';
 import { MainStoreClient, SyncError, type ChangesPage, type SyncLog } from './client.ts';
 import { REQUIRED_SCOPES } from './mirrors.ts';
 import { takeSnapshot } from './snapshot.ts';
@@ -27,6 +27,8 @@ export interface SyncOptions {
   exitOnStartupError?: boolean;
   /** Called after each committed local transaction (the server wakes its own long-polling readers). */
   onApplied?: () => void;
+  /** Retry pacing (tests shorten it). */
+  backoff?: Backoff;
 }
 
 export interface SyncOutcome {
@@ -65,6 +67,7 @@ export async function runSync(o: SyncOptions): Promise<SyncOutcome> {
     clientSecret: o.clientSecret,
     signal: o.signal,
     maxAttempts: o.follow ? Infinity : 6,
+    backoff: o.backoff,
     onRetry: (error, attempt, delayMs) => {
       log.warn({ error: error.message, status: error.status, attempt, retryInMs: delayMs }, 'sync: main store request failed; retrying');
       // The state shows the last error; written at most every second so an outage does not hammer the database.
@@ -161,7 +164,7 @@ export async function runSync(o: SyncOptions): Promise<SyncOutcome> {
         throw error;
       }
       failures++;
-      const delay = backoffDelay(failures);
+      const delay = backoffDelay(failures, o.backoff ?? DEFAULT_BACKOFF);
       log.error({ error: describe(error), retryInMs: delay }, 'sync: follower step failed; retrying');
       await noteError(store.db, describe(error), nowIso()).catch(() => undefined);
       await sleep(delay, o.signal);
