@@ -1,0 +1,286 @@
+// The core benchmark (issue 2): listing and single-item reads, token issuance and seeding, on SQLite and
+// PostgreSQL, each read measured against two ceilings run the same way on the same machine:
+//   (a) a bare node:http server answering the API's own bytes from memory (bench/ceilings/static.ts);
+//   (b) a bare node:http server running the API's own SQL through the same driver + JSON.stringify
+//       (bench/ceilings/bare-query.ts).
+// Every server runs as a child process; autocannon runs in another (bench/lib/load-worker.mjs).
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { CASES_FILE_ENV, type BenchCase, type CasesFile } from './lib/cases.ts';
+import { runLoad, type LoadResult } from './lib/load.ts';
+import { freePort } from './lib/ports.ts';
+import { createBenchDatabase, dropBenchDatabase, postgresVersion } from './lib/postgres.ts';
+import { runMeasured, startServer, type Server } from './lib/processes.ts';
+import { summarizeProfile } from './lib/profile.ts';
+import { round, table } from './lib/report.ts';
+import pg from 'pg';
+
+export interface CoreOptions {
+  products: number;
+  connections: number;
+  duration: number;
+  warmup: number;
+  backends: Array<'sqlite' | 'postgres'>;
+  /** Also measure the API with LOG_LEVEL=info (one log line per request). */
+  infoLogs: boolean;
+  /** Run the API under `node --cpu-prof` and summarise where its time goes (slows it: figures are then not comparable). */
+  profile: boolean;
+  /** The Markdown report; default bench/results/core-<date>.md. */
+  out?: string;
+}
+
+type ServerKind = 'api' | 'api-info' | 'static' | 'bare';
+interface Measurement {
+  backend: string;
+  case: string;
+  server: ServerKind;
+  result: LoadResult;
+}
+
+const NODE = process.execPath;
+const CLI = 'bin/store-api.js';
+const TSX = ['--import', 'tsx'];
+const say = (line: string) => process.stdout.write(`${line}\n`);
+
+interface Backend {
+  name: 'sqlite' | 'postgres';
+  url: string;
+  sizeMb(): Promise<number>;
+  dispose(): Promise<void>;
+}
+
+async function openBackend(name: 'sqlite' | 'postgres'): Promise<Backend> {
+  if (name === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'store-api-bench-'));
+    const path = join(dir, 'store.db');
+    return {
+      name,
+      url: `sqlite:${path}`,
+      sizeMb: async () => round(readdirSync(dir).reduce((sum, f) => sum + statSync(join(dir, f)).size, 0) / 2 ** 20),
+      dispose: async () => rmSync(dir, { recursive: true, force: true }),
+    };
+  }
+  const db = await createBenchDatabase();
+  return {
+    name,
+    url: db.url,
+    sizeMb: async () => {
+      const client = new pg.Client({ connectionString: db.url });
+      await client.connect();
+      const size = Number((await client.query('select pg_database_size(current_database()) as s')).rows[0].s);
+      await client.end();
+      return round(size / 2 ** 20);
+    },
+    dispose: () => dropBenchDatabase(db.name),
+  };
+}
+
+async function cli(url: string, ...args: string[]): Promise<string> {
+  return (await runMeasured(NODE, [CLI, '--database', url, ...args])).stdout;
+}
+
+async function startApi(url: string, logLevel: string, profileDir?: string): Promise<Server> {
+  const port = await freePort();
+  const flags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  return startServer('api', NODE, [...flags, CLI, '--database', url, 'serve'], {
+    HOST: '127.0.0.1', PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: logLevel,
+    RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000', ADMIN_TOKEN: 'bench-admin-token',
+  }, `http://127.0.0.1:${port}/healthz`);
+}
+
+async function startCeiling(script: 'static' | 'bare-query', url: string, casesFile: string): Promise<Server> {
+  const port = await freePort();
+  return startServer(script, NODE, [...TSX, `bench/ceilings/${script}.ts`], { PORT: String(port), DATABASE_URL: url, [CASES_FILE_ENV]: casesFile }, `http://127.0.0.1:${port}/`);
+}
+
+async function fetchText(url: string, init: RequestInit = {}): Promise<string> {
+  const res = await fetch(url, init);
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`${init.method ?? 'GET'} ${url} answered ${res.status}: ${text.slice(0, 500)}`);
+  return text;
+}
+
+/** The four read cases; the deep page's cursor is found by walking the listing with 1000-item pages. */
+async function buildCases(base: string, auth: Record<string, string>, products: number): Promise<BenchCase[]> {
+  const pages = Math.max(1, Math.floor((products * 0.9) / 1000));
+  let cursor: string | undefined;
+  for (let i = 0; i < pages; i++) {
+    const page = JSON.parse(await fetchText(`${base}/api/v2/products?limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { headers: auth }));
+    cursor = page.pagination.nextCursor;
+  }
+  const deep = JSON.parse(await fetchText(`${base}/api/v2/products?limit=100&cursor=${encodeURIComponent(cursor!)}`, { headers: auth }));
+  const id = Number(deep.data[50].id);
+  return [
+    { name: `first page (limit=100)`, path: '/api/v2/products?limit=100', list: { limit: 100, filters: {} } },
+    { name: 'filtered page (status=active&brandId=3)', path: '/api/v2/products?limit=100&status=active&brandId=3', list: { limit: 100, filters: { status: 'active', brandId: '3' } } },
+    { name: `deep cursor page (after ${pages * 1000})`, path: `/api/v2/products?limit=100&cursor=${encodeURIComponent(cursor!)}`, list: { limit: 100, cursor, filters: {} } },
+    { name: `single item (/products/${id})`, path: `/api/v2/products/${id}`, id },
+  ];
+}
+
+export async function runCore(o: CoreOptions): Promise<void> {
+  const work = mkdtempSync(join(tmpdir(), 'store-api-bench-run-'));
+  const measurements: Measurement[] = [];
+  const seeds: Array<{ backend: string; seconds: number; peakRssMb: number; sizeMb: number }> = [];
+  const tokens: Array<{ backend: string; result: LoadResult }> = [];
+  const sizes = new Map<string, number>();
+  const apiRss = new Map<string, number>();
+  const profiles: string[] = [];
+  let caseNames: string[] = [];
+  const load = (url: string, headers: Record<string, string> = {}) => runLoad({ url, headers, connections: o.connections, duration: o.duration, warmup: o.warmup });
+  const record = async (backend: string, server: ServerKind, c: BenchCase, url: string, headers?: Record<string, string>) => {
+    const result = await load(url, headers);
+    if (result.non2xx || result.errors) say(`  warning: ${result.non2xx} non-2xx answers and ${result.errors} errors`);
+    measurements.push({ backend, case: c.name, server, result });
+    say(`  ${server.padEnd(8)} ${c.name.padEnd(44)} ${String(round(result.rps)).padStart(7)} req/s  p50 ${result.p50} ms  p99 ${result.p99} ms`);
+  };
+
+  try {
+    for (const name of o.backends) {
+      const backend = await openBackend(name);
+      try {
+        say(`\n== ${name}: seeding ${o.products} products`);
+        const seeded = await runMeasured(NODE, [CLI, '--database', backend.url, 'seed', '--products', String(o.products), '--json']);
+        seeds.push({ backend: name, seconds: round(seeded.seconds, 1), peakRssMb: seeded.peakRssMb, sizeMb: await backend.sizeMb() });
+        say(`  seeded in ${round(seeded.seconds, 1)} s, peak RSS ${seeded.peakRssMb} MB`);
+        const credential = JSON.parse(await cli(backend.url, 'credentials', 'create', '--name', 'bench', '--scopes', 'all', '--json')) as { clientId: string; clientSecret: string };
+        const form = `grant_type=client_credentials&client_id=${credential.clientId}&client_secret=${encodeURIComponent(credential.clientSecret)}`;
+        const formHeaders = { 'content-type': 'application/x-www-form-urlencoded' };
+
+        const profileDir = o.profile ? join('bench', 'results', 'profiles', name) : undefined;
+        if (profileDir) mkdirSync(profileDir, { recursive: true });
+        let api = await startApi(backend.url, 'warn');
+        const token = JSON.parse(await fetchText(`${api.url}/oauth/token`, { method: 'POST', headers: formHeaders, body: form })).access_token as string;
+        const auth = { authorization: `Bearer ${token}` };
+        const cases = await buildCases(api.url, auth, o.products);
+        caseNames = cases.map((c) => c.name);
+        const bodies: Record<string, string> = {};
+        for (const c of cases) {
+          bodies[c.path] = await fetchText(api.url + c.path, { headers: auth });
+          sizes.set(c.name, Buffer.byteLength(bodies[c.path]));
+        }
+        const casesFile = join(work, `${name}-cases.json`);
+        writeFileSync(casesFile, JSON.stringify({ collection: 'products', cases, bodies } satisfies CasesFile));
+
+        say(`-- API (LOG_LEVEL=warn)${profileDir ? ', under --cpu-prof, one process per case' : ''}`);
+        for (const c of cases) {
+          if (profileDir) {
+            await api.stop();
+            api = await startApi(backend.url, 'warn', join(profileDir, c.name.split(' ')[0]));
+          }
+          await record(name, 'api', c, api.url + c.path, auth);
+        }
+        apiRss.set(name, api.peakRssMb());
+        say('-- POST /oauth/token');
+        const issued = await runLoad({ url: `${api.url}/oauth/token`, method: 'POST', headers: formHeaders, body: form, connections: o.connections, duration: o.duration, warmup: o.warmup });
+        tokens.push({ backend: name, result: issued });
+        say(`  ${round(issued.rps)} tokens/s  p50 ${issued.p50} ms  p99 ${issued.p99} ms${issued.non2xx ? `  (${issued.non2xx} non-2xx!)` : ''}`);
+        await api.stop();
+
+        if (o.infoLogs) {
+          say('-- API (LOG_LEVEL=info: one JSON log line per request, read by this process)');
+          const info = await startApi(backend.url, 'info');
+          for (const c of cases) await record(name, 'api-info', c, info.url + c.path, auth);
+          await info.stop();
+        }
+
+        say('-- ceiling (b): bare node:http + the same SQL + JSON.stringify');
+        const bare = await startCeiling('bare-query', backend.url, casesFile);
+        for (const c of cases) {
+          const same = isDeepStrictEqual(JSON.parse(await fetchText(bare.url + c.path)), JSON.parse(bodies[c.path]));
+          if (!same) throw new Error(`the bare-query ceiling answers ${c.name} differently from the API; it must run the same query`);
+        }
+        for (const c of cases) await record(name, 'bare', c, bare.url + c.path);
+        await bare.stop();
+
+        say('-- ceiling (a): bare node:http answering the same bytes from memory');
+        const stat = await startCeiling('static', backend.url, casesFile);
+        for (const c of cases) await record(name, 'static', c, stat.url + c.path);
+        await stat.stop();
+
+        if (profileDir) {
+          for (const c of cases) {
+            const dir = join(profileDir, c.name.split(' ')[0]);
+            for (const f of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))) {
+              profiles.push(`#### ${name}: ${c.name}\n\n${summarizeProfile(join(dir, f))}`);
+            }
+          }
+        }
+      } finally {
+        await backend.dispose();
+      }
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+
+  const report = await renderReport(o, { measurements, seeds, tokens, sizes, apiRss, caseNames, profiles });
+  say(`\n${report}`);
+  const out = o.out ?? join('bench', 'results', `core-${new Date().toISOString().slice(0, 10)}.md`);
+  mkdirSync(join(out, '..'), { recursive: true });
+  writeFileSync(out, report);
+  say(`\nWritten to ${out}`);
+}
+
+interface Collected {
+  measurements: Measurement[];
+  seeds: Array<{ backend: string; seconds: number; peakRssMb: number; sizeMb: number }>;
+  tokens: Array<{ backend: string; result: LoadResult }>;
+  sizes: Map<string, number>;
+  apiRss: Map<string, number>;
+  caseNames: string[];
+  profiles: string[];
+}
+
+async function renderReport(o: CoreOptions, c: Collected): Promise<string> {
+  const get = (backend: string, name: string, server: ServerKind) => c.measurements.find((m) => m.backend === backend && m.case === name && m.server === server)?.result;
+  const rows: Array<Array<string | number>> = [];
+  for (const name of c.caseNames) {
+    for (const backend of o.backends) {
+      const api = get(backend, name, 'api');
+      const bare = get(backend, name, 'bare');
+      const stat = get(backend, name, 'static');
+      const info = get(backend, name, 'api-info');
+      if (!api || !bare || !stat) continue;
+      rows.push([
+        name, backend, round((c.sizes.get(name) ?? 0) / 1024, 1),
+        round(api.rps), api.p50, api.p99,
+        round(bare.rps), bare.p50, bare.p99,
+        `**${round((api.rps / bare.rps) * 100)} %**`,
+        round(stat.rps), stat.p50, stat.p99,
+        ...(o.infoLogs ? [info ? round(info.rps) : '–', info ? `${round((info.rps / bare.rps) * 100)} %` : '–'] : []),
+      ]);
+    }
+  }
+  const pgVersion = o.backends.includes('postgres') ? await postgresVersion().catch(() => '?') : undefined;
+  return [
+    `# Core benchmark, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
+    '',
+    `Machine: ${cpus().length} × ${cpus()[0]?.model ?? '?'}, ${round(totalmem() / 2 ** 30)} GiB; Node ${process.version}` +
+      `${pgVersion ? `; PostgreSQL ${pgVersion}` : ''}. ${o.products} products (seeded by \`store-api seed\`), ` +
+      `autocannon with ${o.connections} connections, ${o.warmup} s warm-up then ${o.duration} s measured per row, ` +
+      'in its own process on the same cores as the server (and, for PostgreSQL, the database). ' +
+      'req/s is the median of the per-second counts; latencies in ms. The API runs with `LOG_LEVEL=warn` and a rate limit too high to bite ' +
+      '(the bucket is still taken on every request). (b) is a bare `node:http` server running the same SQL through the same driver with ' +
+      '`JSON.stringify`; (a) answers the same bytes from memory.',
+    ...(o.profile ? ['', '**Profiled run** (`--cpu-prof`): API figures are slowed by the profiler and not comparable.'] : []),
+    '',
+    '## Reads',
+    '',
+    table(['case', 'backend', 'KiB', 'API req/s', 'p50', 'p99', '(b) req/s', 'p50', 'p99', 'API % of (b)', '(a) req/s', 'p50', 'p99', ...(o.infoLogs ? ['API, info logs, req/s', '% of (b)'] : [])], rows),
+    '',
+    '## Tokens: `POST /oauth/token`',
+    '',
+    table(['backend', 'tokens/s', 'p50', 'p99', 'non-2xx'], c.tokens.map((t) => [t.backend, round(t.result.rps), t.result.p50, t.result.p99, t.result.non2xx])),
+    '',
+    `## Seeding: \`store-api seed --products ${o.products}\``,
+    '',
+    table(['backend', 'seconds', 'peak RSS MB', 'database MB'], c.seeds.map((s) => [s.backend, s.seconds, s.peakRssMb, s.sizeMb])),
+    '',
+    `Peak RSS of the API server during the reads: ${[...c.apiRss].map(([b, mb]) => `${b} ${mb} MB`).join(', ')}.`,
+    ...(c.profiles.length ? ['', '## Where the API spends its time (self time, `--cpu-prof`)', '', ...c.profiles] : []),
+    '',
+  ].join('\n');
+}

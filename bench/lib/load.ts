@@ -1,0 +1,44 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export interface LoadJob {
+  url: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+  connections: number;
+  /** Seconds measured. */
+  duration: number;
+  /** Seconds of load before measuring (JIT, caches, connection pools), discarded. */
+  warmup: number;
+}
+
+export interface LoadResult {
+  /** Median of the per-second request counts. */
+  rps: number;
+  rpsMean: number;
+  /** Latency percentiles, milliseconds. */
+  p50: number;
+  p99: number;
+  total: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  bytesPerSec: number;
+}
+
+const WORKER = fileURLToPath(new URL('./load-worker.mjs', import.meta.url));
+
+/** Drives a URL with autocannon from a child process and returns its summary. */
+export function runLoad(job: LoadJob): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [WORKER, JSON.stringify(job)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      if (code !== 0) return reject(new Error(`load generator exited with ${code}`));
+      resolve(JSON.parse(out.trim().split('\n').pop()!) as LoadResult);
+    });
+  });
+}

@@ -1,0 +1,29 @@
+// `npm run bench [-- NAME…] [--options]`: runs the named benchmarks (default: core). See README, "Benchmarks".
+import { numberOption, parseArgs } from './lib/args.ts';
+import { runCore } from './core.ts';
+
+type Bench = (options: Map<string, string>) => Promise<void>;
+
+/** Every benchmark by name; a new one is a file under bench/ and one line here. */
+const BENCHMARKS: Record<string, Bench> = {
+  core: (options) =>
+    runCore({
+      products: numberOption(options, 'products', 100_000),
+      connections: numberOption(options, 'connections', 50),
+      duration: numberOption(options, 'duration', 10),
+      warmup: numberOption(options, 'warmup', 2),
+      backends: (options.get('backends') ?? 'sqlite,postgres').split(',') as Array<'sqlite' | 'postgres'>,
+      infoLogs: options.get('info-logs') !== 'false',
+      profile: options.has('profile'),
+      out: options.get('out'),
+    }),
+};
+
+const { names, options } = parseArgs(process.argv.slice(2));
+const chosen = names.length ? names : ['core'];
+const unknown = chosen.filter((n) => !BENCHMARKS[n]);
+if (unknown.length) {
+  process.stderr.write(`unknown benchmark ${unknown.join(', ')}; known: ${Object.keys(BENCHMARKS).join(', ')}\n`);
+  process.exit(2);
+}
+for (const name of chosen) await BENCHMARKS[name](options);
