@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import { generateRoutes } from './ai/generate.route.ts';
 import { addBearerGuard } from './auth/bearer.ts';
 import { shapeOAuthProblem, tokenRoutes } from './auth/token.route.ts';
 import type { AppContext } from './context.ts';
@@ -59,6 +60,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
       addBearerGuard(api, ctx);
       for (const def of RESOURCES) registerResourceRoutes(api, ctx, def);
       await changesRoutes(api, ctx);
+      await generateRoutes(api, ctx);
     },
     { prefix: '/api/v2' },
   );

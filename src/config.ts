@@ -9,7 +9,7 @@ export interface Config {
   adminToken: string | undefined;
   rateLimit: { rps: number; burst: number };
   aiRateLimit: { rps: number; burst: number };
-  ai: { engine: string; baseUrl: string | undefined; model: string | undefined; apiKey: string | undefined; modelPath: string | undefined; timeoutMs: number; threads: number | undefined };
+  ai: { engine: string; baseUrl: string | undefined; model: string | undefined; apiKey: string | undefined; modelPath: string | undefined; timeoutMs: number; threads: number | undefined; maxRetries: number; maxPromptChars: number };
   webhooks: { allowPrivate: boolean; retrySchedule: number[]; concurrency: number; pollMs: number };
   /** Days the event log (changes feed, webhook deliveries) is kept; older feed cursors get 410. */
   eventRetentionDays: number;
@@ -71,6 +71,8 @@ export function loadConfig(overrides: ConfigInput = {}, env: ConfigInput = proce
       modelPath: get('AI_MODEL_PATH') || undefined,
       timeoutMs: int('AI_TIMEOUT_MS', get('AI_TIMEOUT_MS'), 60_000, 1),
       threads: threads ? int('AI_THREADS', threads, 1, 1) : undefined,
+      maxRetries: int('AI_MAX_RETRIES', get('AI_MAX_RETRIES'), 2, 0),
+      maxPromptChars: int('AI_MAX_PROMPT_CHARS', get('AI_MAX_PROMPT_CHARS'), 20_000, 1),
     },
     webhooks: {
       allowPrivate: bool('WEBHOOK_ALLOW_PRIVATE', get('WEBHOOK_ALLOW_PRIVATE'), false),

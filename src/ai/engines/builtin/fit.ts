@@ -1,0 +1,12 @@
+/** Length in characters as people count them (code points, so "č" is one). */
+export const chars = (s: string): number => [...s].length;
+
+/** Cuts `text` to at most `max` characters at a word boundary, marking the cut with "…". */
+export function clip(text: string, max: number): string {
+  const cps = [...text.trim()];
+  if (cps.length <= max) return cps.join('');
+  const head = cps.slice(0, max - 1).join('');
+  const space = head.search(/\s+\S*$/);
+  const cut = (space > max / 2 ? head.slice(0, space) : head).replace(/[\s,;:–-]+$/u, '');
+  return `${cut}…`;
+}

@@ -1,0 +1,138 @@
+import type { ProductFacts } from '../../product-context.ts';
+import { keyOf, LABELS, term, type BuiltinLanguage, type FilterKey, type ParamKey } from './vocabulary.ts';
+
+/** A fact ready for a sentence: its label and its value with the unit, both in the target language. */
+export interface Spec {
+  key: ParamKey | undefined;
+  label: string;
+  value: string;
+}
+
+export type Use = 'hobby' | 'professional' | 'industrial';
+
+/** A product as the built-in engine speaks of it in one language: every value localised and formatted. */
+export interface View {
+  language: BuiltinLanguage;
+  locale: string;
+  name: string;
+  brand: string | undefined;
+  /** Whether the product name already says the brand (then "… from Brand" would repeat it). */
+  brandInName: boolean;
+  category: string | undefined;
+  /** Measurable specifications, the most telling first: power, voltage, battery, length, noise, weight. */
+  specs: Spec[];
+  /** Parameters the vocabulary does not know, as the store named them. */
+  other: Spec[];
+  material: string | undefined;
+  warrantyYears: number | undefined;
+  warranty: string | undefined;
+  origin: string | undefined;
+  colour: string | undefined;
+  powerSource: string | undefined;
+  /** The power source in English ("battery"), to choose a phrase. */
+  powerSourceKey: string | undefined;
+  use: Use | undefined;
+  price: string;
+  inStock: boolean;
+  stock: number;
+}
+
+const MEASURES: ParamKey[] = ['power', 'voltage', 'battery', 'length', 'noise', 'weight'];
+
+export const LOCALES: Record<BuiltinLanguage, string> = { en: 'en-GB', cs: 'cs-CZ', sk: 'sk-SK', de: 'de-DE' };
+
+const NUMBER = /^-?\d+(\.\d+)?$/;
+
+function formatNumber(raw: string, locale: string): string {
+  return NUMBER.test(raw) ? new Intl.NumberFormat(locale, { maximumFractionDigits: 3 }).format(Number(raw)) : raw;
+}
+
+/** "2 years", "2 roky", "5 let", "5 rokov", "2 Jahre": the plural forms each language needs. */
+export function years(n: number, language: BuiltinLanguage, locale: string): string {
+  const forms: Record<BuiltinLanguage, Partial<Record<Intl.LDMLPluralRule, string>>> = {
+    en: { one: 'year', other: 'years' },
+    cs: { one: 'rok', few: 'roky', many: 'roku', other: 'let' },
+    sk: { one: 'rok', few: 'roky', many: 'roka', other: 'rokov' },
+    de: { one: 'Jahr', other: 'Jahre' },
+  };
+  const rule = new Intl.PluralRules(locale).select(n);
+  return `${formatNumber(String(n), locale)} ${forms[language][rule] ?? forms[language].other}`;
+}
+
+function countryName(code: string, locale: string): string {
+  if (!/^[A-Za-z]{2}$/.test(code)) return code;
+  try {
+    return new Intl.DisplayNames([locale], { type: 'region' }).of(code.toUpperCase()) ?? code;
+  } catch {
+    return code;
+  }
+}
+
+function price(facts: ProductFacts, locale: string): string {
+  const amount = Number(facts.price);
+  if (!Number.isFinite(amount)) return `${facts.price} ${facts.currency}`;
+  try {
+    return new Intl.NumberFormat(locale, { style: 'currency', currency: facts.currency }).format(amount);
+  } catch {
+    return `${formatNumber(facts.price, locale)} ${facts.currency}`;
+  }
+}
+
+export function viewOf(facts: ProductFacts, language: BuiltinLanguage): View {
+  const locale = LOCALES[language];
+  const brand = facts.brand?.name;
+  const leaf = facts.categoryPath.at(-1);
+  const view: View = {
+    language,
+    locale,
+    name: facts.name,
+    brand,
+    brandInName: brand !== undefined && facts.name.toLowerCase().includes(brand.toLowerCase()),
+    category: leaf === undefined ? undefined : term(leaf, language),
+    specs: [],
+    other: [],
+    material: undefined,
+    warrantyYears: undefined,
+    warranty: undefined,
+    origin: undefined,
+    colour: undefined,
+    powerSource: undefined,
+    powerSourceKey: undefined,
+    use: undefined,
+    price: price(facts, locale),
+    inStock: facts.stock > 0,
+    stock: facts.stock,
+  };
+  const measured = new Map<ParamKey, Spec>();
+  for (const p of facts.parameters) {
+    const key = keyOf(p.name);
+    const value = p.value.trim();
+    if (key === 'material') view.material = term(value, language);
+    else if (key === 'origin') view.origin = countryName(value, locale);
+    else if (key === 'warranty' && NUMBER.test(value)) {
+      view.warrantyYears = Number(value);
+      view.warranty = years(Number(value), language, locale);
+    } else if (key && (MEASURES as string[]).includes(key)) {
+      measured.set(key as ParamKey, { key: key as ParamKey, label: LABELS[key][language], value: `${formatNumber(value, locale)}${p.unit ? ` ${p.unit}` : ''}` });
+    } else {
+      view.other.push({ key: undefined, label: term(p.name, language), value: `${term(value, language)}${p.unit ? ` ${p.unit}` : ''}` });
+    }
+  }
+  if (!measured.has('weight') && facts.weight !== null && facts.weight > 0) {
+    measured.set('weight', { key: 'weight', label: LABELS.weight[language], value: `${formatNumber(String(facts.weight), locale)} kg` });
+  }
+  view.specs = MEASURES.flatMap((k) => measured.get(k) ?? []);
+  for (const f of facts.filters) {
+    const key = keyOf(f.name) as FilterKey | undefined;
+    const value = f.value.trim();
+    if (key === 'colour') view.colour = term(value, language);
+    else if (key === 'powerSource') {
+      view.powerSource = term(value, language);
+      view.powerSourceKey = term(value, 'en').toLowerCase();
+    } else if (key === 'use') {
+      const en = term(value, 'en').toLowerCase();
+      if (en === 'hobby' || en === 'professional' || en === 'industrial') view.use = en;
+    }
+  }
+  return view;
+}
