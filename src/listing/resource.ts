@@ -62,6 +62,11 @@ export interface ResourceDef {
   attach?(db: Executor, rows: Row[]): Promise<void>;
   /** Schemas of the properties `attach` adds. */
   nested?: Record<string, JsonSchema>;
+  /**
+   * A `nested` array whose elements each become one row of a CSV/XLSX export, with the item's own columns
+   * repeated on each (orders: one row per order item).
+   */
+  exportRowPer?: string;
 }
 
 export const SORT_COLUMNS: Record<SortKey, string> = { id: 't.id', updatedAt: 't.updated_at', createdAt: 't.created_at' };

@@ -1,7 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { notFound } from '../errors/app-error.ts';
-import { getOne, listPage, type ListRequest } from './engine.ts';
+import { getOne, listPage, plan, type ListRequest } from './engine.ts';
+import { listResponseContent, exportColumnsTable } from './formats/docs.ts';
+import { chooseFormat, FORMATS } from './formats/negotiate.ts';
+import { contentDisposition, exportAll, exportPage, type ExportOptions } from './formats/send.ts';
 import { parseBoolean } from './parse.ts';
 import type { ResourceDef } from './resource.ts';
 import { itemSchemaId, listQuerySchema } from './schemas.ts';
@@ -37,25 +40,56 @@ export function registerResourceRoutes(app: FastifyInstance, ctx: AppContext, de
 
   app.get(`/${def.collection}`, {
     config: { scope: def.scope },
+    // Every answer of a negotiated resource says that it depends on Accept, errors included (caches must not mix them).
+    onSend: async (_request, reply) => {
+      reply.header('vary', 'Accept');
+    },
     schema: {
       tags,
       summary: `List ${def.collection}`,
-      description: `${def.description} Needs scope \`${def.scope}\`. Keyset-paginated; see \`Link\` and \`pagination.nextCursor\`.`,
+      description:
+        `${def.description} Needs scope \`${def.scope}\`. Keyset-paginated; see \`Link\` and \`pagination.nextCursor\`.\n\n` +
+        'Answers in JSON, CSV or XLSX (`format=` or `Accept`). Without `limit` or `cursor`, CSV and XLSX stream every matching ' +
+        'row; with them they page like JSON and carry `Link`. `includeTotal=true` adds `X-Total-Count`.\n\n' +
+        exportColumnsTable(def),
       security: [{ oauth2: [def.scope] }],
       querystring: listQuerySchema(def),
       response: {
         200: {
-          type: 'object',
-          required: ['data', 'pagination'],
-          properties: { data: { type: 'array', items: ref }, pagination: { $ref: 'Pagination#' } },
+          description: 'The page (JSON), or the rows as a CSV or XLSX attachment.',
+          content: listResponseContent(def, {
+            type: 'object',
+            required: ['data', 'pagination'],
+            properties: { data: { type: 'array', items: ref }, pagination: { $ref: 'Pagination#' } },
+          }),
         },
         ...errorResponses(400, 401, 403, 406, 429),
       },
     },
     handler: async (request, reply) => {
-      const page = await listPage(ctx.store.db, def, toListRequest(request.query as Record<string, unknown>));
-      if (page.pagination.nextCursor) reply.header('link', nextLink(ctx, request, page.pagination.nextCursor));
-      return page;
+      const query = request.query as Record<string, unknown>;
+      const format = chooseFormat(query.format as string | undefined, request.headers.accept);
+      const listRequest = toListRequest(query);
+      if (format === 'json') {
+        const page = await listPage(ctx.store.db, def, listRequest);
+        if (page.pagination.nextCursor) reply.header('link', nextLink(ctx, request, page.pagination.nextCursor));
+        return reply.type(FORMATS.json.contentType).send(page);
+      }
+      const options: ExportOptions = {
+        format,
+        csv: { delimiter: (query.delimiter as string | undefined) ?? ',', bom: query.bom !== undefined && parseBoolean('bom', String(query.bom)) },
+        log: request.log,
+      };
+      reply.type(FORMATS[format].contentType).header('content-disposition', contentDisposition(def, format));
+      if (listRequest.limit !== undefined || listRequest.cursor !== undefined) {
+        const page = await listPage(ctx.store.db, def, listRequest);
+        if (page.pagination.nextCursor) reply.header('link', nextLink(ctx, request, page.pagination.nextCursor));
+        if (page.pagination.total !== undefined) reply.header('x-total-count', String(page.pagination.total));
+        return reply.send(exportPage(def, page, options));
+      }
+      const { stream, total } = await exportAll(ctx.store, def, plan(def, listRequest), Boolean(listRequest.includeTotal), `store-api export ${request.id}`, options);
+      if (total !== undefined) reply.header('x-total-count', String(total));
+      return reply.send(stream);
     },
   });
 
@@ -64,12 +98,16 @@ export function registerResourceRoutes(app: FastifyInstance, ctx: AppContext, de
     schema: {
       tags,
       summary: `Get one ${def.title.toLowerCase()}`,
-      description: `Needs scope \`${def.scope}\`.`,
+      description: `Needs scope \`${def.scope}\`. JSON only (CSV and XLSX are for listings): an \`Accept\` that excludes \`application/json\` gets \`406\`.`,
       security: [{ oauth2: [def.scope] }],
       params: { type: 'object', required: ['id'], properties: { id: { type: 'integer', minimum: 1, description: 'Positive integer id.' } } },
-      response: { 200: ref, ...errorResponses(400, 401, 403, 404, 429) },
+      response: { 200: ref, ...errorResponses(400, 401, 403, 404, 406, 429) },
+    },
+    onSend: async (_request, reply) => {
+      reply.header('vary', 'Accept');
     },
     handler: async (request) => {
+      chooseFormat(undefined, request.headers.accept, ['json']);
       const { id } = request.params as { id: number };
       const item = await getOne(ctx.store.db, def, id);
       if (!item) throw notFound(`${def.title} ${id}`);

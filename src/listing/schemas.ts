@@ -1,7 +1,11 @@
 import { DEFAULT_LIMIT, MAX_LIMIT, sortsOf } from './engine.ts';
+import { CSV_DELIMITERS } from './formats/csv.ts';
+import { FORMAT_NAMES } from './formats/negotiate.ts';
 import type { Field, JsonSchema, ResourceDef } from './resource.ts';
 
-const MONEY = { type: 'string', pattern: '^-?\\d+\\.\\d{2}$', examples: ['1299.00'] };
+/** A decimal string with two places: how money appears in every answer (the export formats recognise it by this pattern). */
+export const MONEY_PATTERN = '^-?\\d+\\.\\d{2}$';
+const MONEY = { type: 'string', pattern: MONEY_PATTERN, examples: ['1299.00'] };
 
 export function fieldSchema(f: Field): JsonSchema {
   let s: JsonSchema;
@@ -72,8 +76,15 @@ export function commonListParameters(def: ResourceDef): Record<string, JsonSchem
   };
 }
 
+/** Parameters that choose the output format (API.md §3 "Output formats"). */
+export const formatParameters: Record<string, JsonSchema> = {
+  format: { type: 'string', enum: [...FORMAT_NAMES], description: 'Output format; wins over `Accept`. Without `limit` or `cursor`, CSV and XLSX carry every matching row.' },
+  delimiter: { type: 'string', enum: [...CSV_DELIMITERS], description: 'CSV field delimiter (default `,`); `;` for spreadsheets of locales that expect it. Ignored by JSON and XLSX.' },
+  bom: { type: 'string', enum: ['true', 'false'], description: 'CSV only: start with a UTF-8 byte order mark (default false).' },
+};
+
 export function listQuerySchema(def: ResourceDef): JsonSchema {
-  const properties = commonListParameters(def);
+  const properties = { ...commonListParameters(def), ...formatParameters };
   delete (properties.limit as Record<string, unknown>).default;
   for (const f of def.filters) properties[f.name] = { ...f.schema, description: f.description };
   return { type: 'object', additionalProperties: false, properties };

@@ -100,4 +100,5 @@ export const orders: ResourceDef = {
   defaultSort: '-createdAt',
   attach: attachItems,
   nested: { items: { type: 'array', items: orderItemSchema, description: 'The ordered items, in order.' } },
+  exportRowPer: 'items',
 };

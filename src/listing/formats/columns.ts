@@ -1,0 +1,142 @@
+import type { Field, JsonSchema, ResourceDef, Row } from '../resource.ts';
+import { MONEY_PATTERN } from '../schemas.ts';
+
+/** How a cell is written: CSV prints every type as JSON shows it; XLSX stores numbers, money and dates as numbers. */
+export type CellType = 'integer' | 'number' | 'money' | 'datetime' | 'string' | 'json';
+
+/**
+ * One column of a CSV/XLSX export, derived from the resource's declaration. Its value lives in a record
+ * (an array: the declared fields in order, then the `nested` values): in `slot`, under `key` when the slot
+ * holds an object, or in the exploded nested element when `fromItem` is set.
+ */
+export interface ExportColumn {
+  /** The header: the JSON name; a nested value is its JSON path with dots (`billingAddress.city`, `items.total`). */
+  name: string;
+  type: CellType;
+  description?: string;
+  slot: number;
+  key?: string;
+  fromItem?: boolean;
+}
+
+export interface ExportLayout {
+  def: ResourceDef;
+  columns: ExportColumn[];
+  /** The names of `def.nested`, in slot order after the fields. */
+  nestedKeys: string[];
+  /** The slot of the nested array that gives one row per element (orders: items). */
+  explodeSlot?: number;
+  /** True when a record is already the row of cells (no objects to spread, nothing nested): the fast path. */
+  identity: boolean;
+}
+
+/** A record: the values of `def.fields` in order (decoded), then those of `def.nested` (attached). */
+export type ExportRecord = unknown[];
+
+const typeOf = (s: JsonSchema): string | undefined => {
+  const t = s.type;
+  return Array.isArray(t) ? (t as string[]).find((x) => x !== 'null') : (t as string | undefined);
+};
+
+function schemaCellType(s: JsonSchema): CellType {
+  const t = typeOf(s);
+  if (t === 'integer') return 'integer';
+  if (t === 'number') return 'number';
+  if (t === 'string') return s.pattern === MONEY_PATTERN ? 'money' : s.format === 'date-time' ? 'datetime' : 'string';
+  return 'json';
+}
+
+function fieldCellType(f: Field): CellType {
+  switch (f.type) {
+    case 'id':
+    case 'integer':
+      return 'integer';
+    case 'number':
+      return 'number';
+    case 'money':
+      return 'money';
+    case 'datetime':
+      return 'datetime';
+    case 'enum':
+    case 'string':
+      return 'string';
+    default:
+      return 'json';
+  }
+}
+
+const propertiesOf = (s: JsonSchema | undefined): Record<string, JsonSchema> | undefined =>
+  s && typeOf(s) === 'object' ? (s.properties as Record<string, JsonSchema> | undefined) : undefined;
+
+/** Columns for a value at `slot`: an object with declared properties spreads into prefixed columns. */
+function columnsFor(name: string, slot: number, type: CellType, schema: JsonSchema | undefined, description: string | undefined): ExportColumn[] {
+  const properties = type === 'json' ? propertiesOf(schema) : undefined;
+  if (!properties) return [{ name, type, description, slot }];
+  return Object.entries(properties).map(([key, s]) => ({
+    name: `${name}.${key}`,
+    type: schemaCellType(s),
+    description: (s.description as string | undefined) ?? `${key} of ${name}`,
+    slot,
+    key,
+  }));
+}
+
+const layouts = new WeakMap<ResourceDef, ExportLayout>();
+
+/** The export columns of a resource, derived from its declaration: a new resource gets CSV and XLSX for free. */
+export function exportLayout(def: ResourceDef): ExportLayout {
+  const cached = layouts.get(def);
+  if (cached) return cached;
+  const columns: ExportColumn[] = [];
+  def.fields.forEach((f, slot) => columns.push(...columnsFor(f.name, slot, fieldCellType(f), f.schema, f.description)));
+  const nestedKeys = Object.keys(def.nested ?? {});
+  let explodeSlot: number | undefined;
+  const trailing: ExportColumn[] = [];
+  nestedKeys.forEach((key, i) => {
+    const slot = def.fields.length + i;
+    const schema = def.nested![key];
+    const itemProperties = key === def.exportRowPer ? propertiesOf(schema.items as JsonSchema | undefined) : undefined;
+    if (itemProperties) {
+      explodeSlot = slot;
+      for (const [prop, s] of Object.entries(itemProperties)) {
+        trailing.push({ name: `${key}.${prop}`, type: schemaCellType(s), description: s.description as string | undefined, slot, key: prop, fromItem: true });
+      }
+    } else {
+      columns.push(...columnsFor(key, slot, schemaCellType(schema), schema, schema.description as string | undefined));
+    }
+  });
+  // The exploded item's columns come last, so that the columns of the parent read first on every row.
+  columns.push(...trailing);
+  const identity = nestedKeys.length === 0 && columns.every((c, i) => c.slot === i && c.key === undefined);
+  const layout: ExportLayout = { def, columns, nestedKeys, explodeSlot, identity };
+  layouts.set(def, layout);
+  return layout;
+}
+
+/** A record of an item as the JSON answer has it (paged exports start from `listPage`). */
+export function recordOf(layout: ExportLayout, item: Row): ExportRecord {
+  const record: ExportRecord = layout.def.fields.map((f) => item[f.name]);
+  for (const k of layout.nestedKeys) record.push(item[k]);
+  return record;
+}
+
+/** Turns records into rows of cells, one per column: objects spread, the exploded array gives a row per element. */
+export function flatten(layout: ExportLayout, records: ExportRecord[]): unknown[][] {
+  if (layout.identity) return records;
+  const { columns, explodeSlot } = layout;
+  const rows: unknown[][] = [];
+  const cellsOf = (record: ExportRecord, item: Row | undefined): unknown[] =>
+    columns.map((c) => {
+      if (c.fromItem) return item?.[c.key!] ?? null;
+      const value = record[c.slot];
+      if (c.key === undefined) return value;
+      return value === null || value === undefined ? null : ((value as Row)[c.key] ?? null);
+    });
+  for (const record of records) {
+    const items = explodeSlot === undefined ? undefined : (record[explodeSlot] as Row[] | undefined);
+    // An order without items still gets its row, with empty item columns: no order disappears from an export.
+    if (!items || items.length === 0) rows.push(cellsOf(record, undefined));
+    else for (const item of items) rows.push(cellsOf(record, item));
+  }
+  return rows;
+}

@@ -1,0 +1,81 @@
+import type SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, type CompiledQuery } from 'kysely';
+import type pg from 'pg';
+import { openSqliteConnection, type DB, type Store } from '../../db/database.ts';
+import type { Database } from '../../db/tables.ts';
+
+/**
+ * A connection of an export's own, in a read-only transaction, so that every batch of a long export (and
+ * the order items loaded beside it) reads one snapshot, while the app's own connection stays free.
+ */
+export interface ExportConnection {
+  /** Kysely bound to this connection, for building queries and for `attach`. */
+  db: DB;
+  /** Runs a query and returns its rows as arrays of values in select order (no per-row objects: the fast path). */
+  arrays(query: CompiledQuery): Promise<unknown[][]>;
+  /** Ends the transaction and gives the connection back (closes it on SQLite). Safe to call twice. */
+  close(): Promise<void>;
+}
+
+function sqliteExportConnection(path: string): ExportConnection {
+  // Its own read-only connection: WAL lets it read beside the writer, and better-sqlite3 being synchronous,
+  // sharing the app's connection would stall every other request for the whole export.
+  const conn: SQLite.Database = openSqliteConnection(path, true);
+  conn.exec('begin');
+  const statements = new Map<string, SQLite.Statement>();
+  let open = true;
+  return {
+    db: new Kysely<Database>({ dialect: new SqliteDialect({ database: conn }) }),
+    arrays: async (query) => {
+      let stmt = statements.get(query.sql);
+      if (!stmt) statements.set(query.sql, (stmt = conn.prepare(query.sql).raw(true)));
+      return stmt.all(...query.parameters) as unknown[][];
+    },
+    close: async () => {
+      if (!open) return;
+      open = false;
+      conn.close();
+    },
+  };
+}
+
+async function postgresExportConnection(pool: pg.Pool, label: string): Promise<ExportConnection> {
+  const client = await pool.connect();
+  let open = true;
+  try {
+    await client.query('begin isolation level repeatable read read only');
+    // Names the export in pg_stat_activity (and lets a test see that an aborted export let go of it).
+    await client.query(`select set_config('application_name', $1, true)`, [label.slice(0, 63)]);
+  } catch (err) {
+    client.release(err as Error);
+    throw err;
+  }
+  const single = { query: client.query.bind(client), release: () => {} };
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect: async () => single as never, end: async () => {} } }) });
+  return {
+    db,
+    arrays: async (query) => (await client.query({ text: query.sql, values: [...query.parameters], rowMode: 'array' })).rows as unknown[][],
+    close: async () => {
+      if (!open) return;
+      open = false;
+      try {
+        await client.query('rollback');
+        client.release();
+      } catch (err) {
+        // A connection that cannot even roll back is not given back to the pool.
+        client.release(err as Error);
+      }
+    },
+  };
+}
+
+/** An export connection; an in-memory SQLite store has no file to open again, so it reads through the app's own. */
+export async function openExportConnection(store: Store, label: string): Promise<ExportConnection> {
+  if (store.dialect === 'postgres' && store.pgPool) return postgresExportConnection(store.pgPool, label);
+  if (store.sqlitePath) return sqliteExportConnection(store.sqlitePath);
+  return {
+    db: store.db,
+    arrays: async (query) => (await store.db.executeQuery<Record<string, unknown>>(query)).rows.map((r) => Object.values(r)),
+    close: async () => {},
+  };
+}

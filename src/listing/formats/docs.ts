@@ -1,0 +1,34 @@
+import type { JsonSchema, ResourceDef } from '../resource.ts';
+import { exportLayout, type CellType } from './columns.ts';
+import { FORMATS } from './negotiate.ts';
+
+const XLSX_CELL: Record<CellType, string> = {
+  integer: 'number',
+  number: 'number',
+  money: 'number, format `#,##0.00`',
+  datetime: 'date, format `yyyy-mm-dd hh:mm:ss` (UTC)',
+  string: 'text',
+  json: 'text (JSON)',
+};
+
+/** The export columns of a resource as a Markdown table (the OpenAPI description and the README show it). */
+export function exportColumnsTable(def: ResourceDef): string {
+  const layout = exportLayout(def);
+  const rows = layout.columns.map((c) => `| \`${c.name}\` | ${c.type} | ${XLSX_CELL[c.type]} |`);
+  const per = def.exportRowPer ? ` One row per element of \`${def.exportRowPer}\`, with the ${def.title.toLowerCase()}'s own columns repeated on each.` : '';
+  return `CSV and XLSX columns, in this order.${per}\n\n| column | type | XLSX cell |\n|---|---|---|\n${rows.join('\n')}`;
+}
+
+/** The 200 answer of a listing in each format: the JSON envelope, and the CSV and XLSX files with their columns. */
+export function listResponseContent(def: ResourceDef, json: JsonSchema): Record<string, { schema: JsonSchema }> {
+  const names = exportLayout(def).columns.map((c) => c.name).join(', ');
+  return {
+    [FORMATS.json.mediaType]: { schema: json },
+    [FORMATS.csv.mediaType]: {
+      schema: { type: 'string', description: `RFC 4180 CSV, UTF-8, CRLF line ends, a header row: ${names}.` },
+    },
+    [FORMATS.xlsx.mediaType]: {
+      schema: { type: 'string', format: 'binary', description: `An XLSX workbook, one sheet named \`${def.collection}\`, a bold frozen header row: ${names}.` },
+    },
+  };
+}

@@ -1,0 +1,74 @@
+import { filteredQuery, orderedQuery, type ListPlan } from '../engine.ts';
+import type { Row } from '../resource.ts';
+import type { ExportLayout, ExportRecord } from './columns.ts';
+import type { ExportConnection } from './connection.ts';
+
+/** Rows read by the first query; later batches are sized from the bytes the earlier ones made (see `next`). */
+export const FIRST_BATCH_ROWS = 100;
+const MIN_BATCH_ROWS = 16;
+const MAX_BATCH_ROWS = 5000;
+
+/**
+ * Every row of a listing, in its order, a batch at a time. Batches continue by keyset from the last row,
+ * through the same `orderedQuery` as a JSON page (so filters, sort and a cursor mean exactly the same).
+ * Keyset batches rather than one long-running statement: between two batches the connection is free for
+ * the query that loads their nested values (order items, one query per batch) on the same snapshot,
+ * which neither a better-sqlite3 iterator nor a pg cursor allows on their connection, and an abort
+ * leaves no statement running.
+ */
+export class BatchSource {
+  private plan: ListPlan;
+  private done = false;
+  private readonly idSlot: number;
+  private readonly sortSlot: number;
+
+  constructor(
+    private readonly conn: ExportConnection,
+    private readonly layout: ExportLayout,
+    plan: ListPlan,
+  ) {
+    this.plan = plan;
+    const fields = layout.def.fields;
+    this.idSlot = fields.findIndex((f) => f.name === 'id');
+    this.sortSlot = fields.findIndex((f) => f.name === plan.sortKey);
+  }
+
+  /** The count of all matching items (what `includeTotal` reports), on the same snapshot. */
+  async total(): Promise<number> {
+    const q = (await filteredQuery(this.conn.db, this.plan)).select((eb) => eb.fn.countAll<number>().as('total'));
+    const [row] = await this.conn.arrays(q.compile());
+    return Number(row[0]);
+  }
+
+  /**
+   * The next batch of records, or undefined at the end. `rows` asks for a batch size: the writer sizes
+   * batches by the bytes they make, so that memory stays flat whether rows are 100 bytes or 100 kB.
+   */
+  async next(rows = FIRST_BATCH_ROWS): Promise<ExportRecord[] | undefined> {
+    if (this.done) return undefined;
+    const limit = Math.max(MIN_BATCH_ROWS, Math.min(MAX_BATCH_ROWS, Math.floor(rows)));
+    const query = (await orderedQuery(this.conn.db, this.plan)).limit(limit);
+    const records = await this.conn.arrays(query.compile());
+    if (records.length < limit) this.done = true;
+    if (records.length === 0) return undefined;
+    const last = records[records.length - 1];
+    const id = Number(last[this.idSlot]);
+    this.plan = { ...this.plan, after: this.plan.sortKey === 'id' ? [id] : [String(last[this.sortSlot]), id] };
+    await this.complete(records);
+    return records;
+  }
+
+  /** Decodes stored values (JSON text into objects) and appends the nested values `attach` loads. */
+  private async complete(records: ExportRecord[]): Promise<void> {
+    const { def, nestedKeys } = this.layout;
+    def.fields.forEach((f, slot) => {
+      if (f.decode) for (const r of records) r[slot] = f.decode(r[slot]);
+    });
+    if (!def.attach) return;
+    const items: Row[] = records.map((r) => Object.fromEntries(def.fields.map((f, slot) => [f.name, r[slot]])));
+    await def.attach(this.conn.db, items);
+    records.forEach((r, i) => {
+      for (const k of nestedKeys) r.push(items[i][k]);
+    });
+  }
+}
