@@ -12,7 +12,8 @@ import { extraCommands } from './extra-commands.ts';
 const program = new Command('store-api')
   .description('Store Data API: serve, migrate, seed, import, manage credentials and webhooks, follow a main store.')
   .option('--database <url>', 'DATABASE_URL: sqlite:<path> or postgres://…')
-  .showHelpAfterError('(run store-api --help for usage)')
+  // Usage errors are one line on stderr like every other failure (API.md §11), with the way to help.
+  .configureOutput({ outputError: (message, write) => write(`store-api: ${message.replace(/^error: /, '').trim()} (see store-api --help)\n`) })
   .exitOverride();
 
 registerServe(program);

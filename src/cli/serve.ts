@@ -5,7 +5,6 @@ import { loadConfig } from '../config.ts';
 import { openStore, type Store } from '../db/database.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { seedStore } from '../seed/seed.ts';
-import { startServer } from '../server.ts';
 import type { GlobalOptions } from './store.ts';
 import { progress } from './progress.ts';
 
@@ -48,7 +47,11 @@ export function registerServe(program: Command): void {
       const store = openStore(config.databaseUrl);
       await migrateToLatest(store.db);
       const demo = o.demo ? await prepareDemo(store, Number(o.demoProducts) || 1000) : undefined;
+      // Loaded here, not at the top: the HTTP stack is most of the CLI's start-up time, and only serve needs it.
+      const { startServer } = await import('../server.ts');
       const server = await startServer(config, { store });
+      // With --port 0 the system picks the port; links and the printed curl line must name the real one.
+      if (config.port === 0 && !o.publicUrl && !process.env.PUBLIC_URL) config.publicUrl = server.url;
       const say = (line = '') => process.stdout.write(`${line}\n`);
       say();
       say(`Store Data API listening on ${server.url} (${store.dialect}); reference: ${config.publicUrl}/docs`);

@@ -16,7 +16,26 @@ export async function migrateToLatest(db: DB): Promise<MigrationResultSet> {
     ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0].schema
     : undefined;
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, migrationTableSchema });
-  const result = await migrator.migrateToLatest();
+  const result = migrationTableSchema === undefined ? await exclusively(db, () => migrator.migrateToLatest()) : await migrator.migrateToLatest();
   if (result.error) throw result.error instanceof Error ? result.error : new Error(String(result.error));
+  return result;
+}
+
+/**
+ * Kysely takes no lock on SQLite (it assumes one process), so two processes opening a fresh file at once
+ * (`serve` beside `seed`, two CLI commands) would both create the tables and one would fail. BEGIN IMMEDIATE
+ * takes the file's write lock: the second waits (busy_timeout), then finds the work done. SQLite's DDL is
+ * transactional, so a failed run also leaves nothing half-made.
+ */
+async function exclusively(db: DB, migrate: () => Promise<MigrationResultSet>): Promise<MigrationResultSet> {
+  await sql`begin immediate`.execute(db);
+  let result: MigrationResultSet;
+  try {
+    result = await migrate();
+  } catch (error) {
+    await sql`rollback`.execute(db);
+    throw error;
+  }
+  await sql.raw(result.error ? 'rollback' : 'commit').execute(db);
   return result;
 }
