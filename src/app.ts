@@ -6,7 +6,7 @@ import { shapeOAuthProblem, tokenRoutes } from './auth/token.route.ts';
 import type { AppContext } from './context.ts';
 import { registerErrorHandling } from './http/error-handler.ts';
 import { registerOpenApi } from './http/openapi.ts';
-import { addStrictIntegers, strictBodies } from './http/validation.ts';
+import { addInputGuards, strictBodies } from './http/validation.ts';
 import { operationsRoutes } from './http/operations.routes.ts';
 import { problemSchema } from './http/problem.ts';
 import { registerResourceRoutes } from './listing/routes.ts';
@@ -36,7 +36,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     ajv: { customOptions: { removeAdditional: false, allErrors: true, coerceTypes: true, useDefaults: true } },
     schemaController: strictBodies,
   });
-  addStrictIntegers(app);
+  addInputGuards(app);
   ctx.log ??= app.log;
 
   app.addHook('onRequest', async (request, reply) => {

@@ -1,7 +1,7 @@
 import { Ajv, type AnySchema, type Options, type ValidateFunction } from 'ajv';
 import addFormatsPlugin from 'ajv-formats';
 import type { FastifyInstance, FastifySchema, FastifyServerOptions, RouteOptions } from 'fastify';
-import { invalidParameter } from '../errors/app-error.ts';
+import { AppError, invalidParameter } from '../errors/app-error.ts';
 
 // ajv-formats is CommonJS with a `default` beside module.exports; under NodeNext the callable is the default import.
 const addFormats = addFormatsPlugin as unknown as typeof addFormatsPlugin.default;
@@ -53,12 +53,39 @@ function integerParams(part: IntegerParam['part'], schema: unknown): IntegerPara
     }));
 }
 
+/** The first string in a parsed body that holds a NUL character, as a dotted path ('' for the body itself). */
+function nulPath(value: unknown, path: string, depth = 0): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
+  if (value === null || typeof value !== 'object' || depth > 32) return undefined;
+  for (const [key, inner] of Object.entries(value)) {
+    const found = nulPath(inner, path ? `${path}.${key}` : key, depth + 1);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
 /**
- * Ajv's coercion reads `limit=1e2` as 100 and `limit=0x10` as 16, and path ids beyond 2^53 as rounded
- * numbers that PostgreSQL refuses. Integer query and path parameters must therefore be plain decimal
- * digits of a safe integer before the schema sees them.
+ * Checks that schemas cannot express, before the schema sees the input:
+ * - Ajv's coercion reads `limit=1e2` as 100 and `limit=0x10` as 16, and path ids beyond 2^53 as rounded
+ *   numbers that PostgreSQL refuses; integer query and path parameters must be plain decimal digits of a
+ *   safe integer.
+ * - PostgreSQL cannot store a NUL character in text and fails the whole statement; a NUL in a query value
+ *   or a body string is refused up front as bad input (SQLite would store it, but the API must not differ).
  */
-export function addStrictIntegers(app: FastifyInstance): void {
+export function addInputGuards(app: FastifyInstance): void {
+  app.addHook('preValidation', async (request) => {
+    for (const [name, value] of Object.entries((request.query ?? {}) as Record<string, unknown>)) {
+      if ((Array.isArray(value) ? value : [value]).some((v) => typeof v === 'string' && v.includes('\u0000'))) {
+        throw invalidParameter(name, 'must not contain a NUL character');
+      }
+    }
+    const path = nulPath(request.body, '');
+    if (path !== undefined) {
+      const name = path || '(body)';
+      throw new AppError('invalid_body', `Field "${name}" must not contain a NUL character.`, { errors: [{ name, reason: 'must not contain a NUL character' }] });
+    }
+  });
+
   app.addHook('onRoute', (route: RouteOptions) => {
     const schema = route.schema as FastifySchema | undefined;
     const checks = [...integerParams('query', schema?.querystring), ...integerParams('params', schema?.params)];

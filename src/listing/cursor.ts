@@ -23,9 +23,9 @@ export function decodeCursor(raw: string): CursorState {
   const valid =
     c !== null && typeof c === 'object' && c.v === 1 && typeof c.s === 'string' &&
     typeof c.f === 'object' && c.f !== null && !Array.isArray(c.f) &&
-    Object.values(c.f).every((v) => typeof v === 'string') &&
+    Object.values(c.f).every((v) => typeof v === 'string' && !v.includes('\u0000')) &&
     Array.isArray(c.a) && c.a.length >= 1 && c.a.length <= 2 &&
-    c.a.every((v) => typeof v === 'string' || (typeof v === 'number' && Number.isSafeInteger(v)));
+    c.a.every((v) => (typeof v === 'string' && !v.includes('\u0000')) || (typeof v === 'number' && Number.isSafeInteger(v)));
   if (!valid) throw invalidParameter('cursor', 'is not a cursor issued by this API');
   return { sort: c.s as string, filters: c.f as Record<string, string>, after: c.a as Array<string | number> };
 }

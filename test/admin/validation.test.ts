@@ -118,6 +118,12 @@ for (const dialect of await dialects()) {
       assert.equal((await t.admin('DELETE', `/admin/api/categories/${root.id}`)).statusCode, 204);
     });
 
+    it('refuses NUL characters in body strings (PostgreSQL cannot store them) naming the field', async () => {
+      problemOf(await t.admin('POST', '/admin/api/brands', { name: 'Nul\u0000brand' }), 400, 'invalid_body', 'name');
+      problemOf(await t.admin('POST', '/admin/api/orders', { ...VALID.orders, billingAddress: { ...address, city: 'Ostr\u0000ava' } }), 400, 'invalid_body', 'billingAddress.city');
+      problemOf(await t.admin('PATCH', '/admin/api/products/1', { name: '\u0000' }), 400, 'invalid_body', 'name');
+    });
+
     it('refuses bodies that are not JSON objects, or too large', async () => {
       const send = (payload: string, type: string) =>
         t.app.inject({ method: 'POST', url: '/admin/api/brands', payload, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': type } });

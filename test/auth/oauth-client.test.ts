@@ -66,6 +66,20 @@ for (const dialect of await dialects()) {
       assert.equal((await products(server.url, body.access_token)).status, 200);
     });
 
+    it('answers malformed token requests with RFC 6749 errors, never a 5xx', async () => {
+      const post = (body: string, type: string) => fetch(`${server.url}/oauth/token`, { method: 'POST', body, headers: { 'content-type': type } });
+      for (const [body, type] of [
+        [JSON.stringify({ grant_type: 'client_credentials', client_id: 'a\u0000b', client_secret: 'x' }), 'application/json'],
+        ['grant_type=client_credentials&client_id=a%00b&client_secret=x', 'application/x-www-form-urlencoded'],
+        ['{"grant_type":', 'application/json'],
+        ['grant_type=client_credentials', 'text/plain'],
+      ]) {
+        const res = await post(body, type);
+        assert.ok(res.status === 400 || res.status === 401, `${body}: ${res.status}`);
+        assert.match((await res.json() as { error: string }).error, /^invalid_(request|client)$/);
+      }
+    });
+
     it('narrows the scope on request and refuses scopes not granted', async () => {
       const narrow = await oauth(server.url, {}).getToken({ scope: ['orders:read'] });
       assert.equal(narrow.token.scope, 'orders:read');
