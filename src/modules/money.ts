@@ -14,6 +14,11 @@ export function fromCents(cents: bigint): string {
   return `${negative ? '-' : ''}${abs / 100n}.${String(abs % 100n).padStart(2, '0')}`;
 }
 
+/** numeric(14, 2), the column type of every amount: the largest magnitude both databases store exactly. */
+export const MAX_CENTS = 99_999_999_999_999n;
+
+export const fitsMoneyColumn = (cents: bigint): boolean => cents <= MAX_CENTS && cents >= -MAX_CENTS;
+
 export const normalizeMoney = (value: string): string => fromCents(toCents(value));
 
 /** The VAT contained in a VAT-inclusive amount, rounded half up to the cent. */

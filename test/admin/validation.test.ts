@@ -118,6 +118,26 @@ for (const dialect of await dialects()) {
       assert.equal((await t.admin('DELETE', `/admin/api/categories/${root.id}`)).statusCode, 204);
     });
 
+    it('refuses numbers and amounts past what the columns hold, naming the field', async () => {
+      for (const [collection, body, name] of [
+        ['products', { ...VALID.products, stock: 2 ** 31 }, 'stock'],
+        ['products', { ...VALID.products, brandId: 2 ** 53 }, 'brandId'],
+        ['products', { ...VALID.products, categoryId: 1e20 }, 'categoryId'],
+        ['categories', { name: 'Deep', position: -(2 ** 31) - 1 }, 'position'],
+        ['product-parameters', { productId: 2 ** 63, parameterId: 1, value: 'x' }, 'productId'],
+        ['product-filters', { productId: 1, valueId: 1e300 }, 'valueId'],
+        ['orders', { ...VALID.orders, items: [{ name: 'x', quantity: 2 ** 31, unitPrice: '1.00', vatRate: 21 }] }, 'items.0.quantity'],
+        ['orders', { ...VALID.orders, items: [{ name: 'x', quantity: 1000, unitPrice: '999999999999.99', vatRate: 21 }] }, 'items.0.total'],
+        ['orders', { ...VALID.orders, shippingTotal: '999999999999.99' }, 'total'],
+      ] as const) {
+        problemOf(await t.admin('POST', `/admin/api/${collection}`, body), 400, 'invalid_body', name);
+      }
+      problemOf(await t.admin('PATCH', '/admin/api/orders/1', { shippingTotal: '-999999999999.99', subtotal: '-999999999999.99' }), 400, 'invalid_body', 'total');
+      const largest = await t.admin('POST', '/admin/api/orders', { ...VALID.orders, items: [{ name: 'x', quantity: 1, unitPrice: '999999999999.99', vatRate: 0 }] });
+      assert.equal(largest.statusCode, 201, largest.body);
+      assert.equal(largest.json().total, '999999999999.99');
+    });
+
     it('refuses NUL characters in body strings (PostgreSQL cannot store them) naming the field', async () => {
       problemOf(await t.admin('POST', '/admin/api/brands', { name: 'Nul\u0000brand' }), 400, 'invalid_body', 'name');
       problemOf(await t.admin('POST', '/admin/api/orders', { ...VALID.orders, billingAddress: { ...address, city: 'Ostr\u0000ava' } }), 400, 'invalid_body', 'billingAddress.city');

@@ -1,14 +1,15 @@
 import { AppError } from '../../errors/app-error.ts';
 import type { JsonSchema } from '../../listing/resource.ts';
+import { ID_BOUNDS, INT32_BOUNDS } from '../common-fields.ts';
 import { pick, slugify, type WritableResource } from '../writer.ts';
 import { categories } from './resource.ts';
 import { categorySubtree } from './subtree.ts';
 
 const properties: Record<string, JsonSchema> = {
-  parentId: { type: ['integer', 'null'], minimum: 1 },
+  parentId: { type: ['integer', 'null'], ...ID_BOUNDS },
   name: { type: 'string', minLength: 1, maxLength: 200 },
   slug: { type: 'string', pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', maxLength: 200 },
-  position: { type: 'integer' },
+  position: { type: 'integer', ...INT32_BOUNDS },
 };
 
 export const categoryWriter: WritableResource = {

@@ -1,8 +1,8 @@
 import { AppError } from '../../errors/app-error.ts';
 import type { WriteContext } from '../../events/log.ts';
 import type { JsonSchema, Row } from '../../listing/resource.ts';
-import { ORDER_STATUSES } from '../common-fields.ts';
-import { fromCents, includedVat, MONEY_INPUT, normalizeMoney, toCents } from '../money.ts';
+import { ID_BOUNDS, INT32_BOUNDS, ORDER_STATUSES } from '../common-fields.ts';
+import { fitsMoneyColumn, fromCents, includedVat, MONEY_INPUT, normalizeMoney, toCents } from '../money.ts';
 import { pick, type Input, type WritableResource } from '../writer.ts';
 import { addressSchema, orders } from './resource.ts';
 
@@ -21,10 +21,10 @@ const itemInput: JsonSchema = {
   additionalProperties: false,
   required: ['name', 'quantity', 'unitPrice', 'vatRate'],
   properties: {
-    productId: { type: ['integer', 'null'], minimum: 1 },
+    productId: { type: ['integer', 'null'], ...ID_BOUNDS },
     articleNumber: { type: ['string', 'null'], maxLength: 64 },
     name: { type: 'string', minLength: 1, maxLength: 500 },
-    quantity: { type: 'integer', minimum: 1 },
+    quantity: { type: 'integer', ...INT32_BOUNDS, minimum: 1 },
     unitPrice: MONEY_INPUT,
     vatRate: { type: 'number', minimum: 0, maximum: 100 },
     total: { ...MONEY_INPUT, description: 'Defaults to quantity × unitPrice.' },
@@ -46,11 +46,13 @@ const properties: Record<string, JsonSchema> = {
   items: { type: 'array', minItems: 1, maxItems: 1000, items: itemInput, description: 'Replaces all items when given on PATCH.' },
 };
 
+const lineTotal = (i: ItemInput): bigint => (i.total !== undefined ? toCents(i.total) : toCents(i.unitPrice) * BigInt(i.quantity));
+
 /** Fills the amounts the caller left out: prices are VAT-inclusive, as in European retail. */
 function totals(input: Input, items: ItemInput[] | undefined, existing: Row | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   if (items) {
-    const lines = items.map((i) => (i.total !== undefined ? toCents(i.total) : toCents(i.unitPrice) * BigInt(i.quantity)));
+    const lines = items.map(lineTotal);
     out.subtotal = fromCents(lines.reduce((a, b) => a + b, 0n));
     out.tax_total = fromCents(lines.reduce((sum, cents, k) => sum + includedVat(cents, items[k].vatRate), 0n));
   }
@@ -67,6 +69,16 @@ function totals(input: Input, items: ItemInput[] | undefined, existing: Row | un
   return out;
 }
 
+const AMOUNT_FIELDS: Record<string, string> = { subtotal: 'subtotal', tax_total: 'taxTotal', shipping_total: 'shippingTotal', total: 'total' };
+
+/** Every amount the order will store, given or computed, must fit its column; a sum that does not is bad input. */
+function checkAmounts(input: Input, existing: Row | undefined): void {
+  const items = input.items as ItemInput[] | undefined;
+  const tooLarge = (name: string) => new AppError('invalid_body', `${name} is too large to store (at most 999999999999.99).`, { errors: [{ name, reason: 'is too large (at most 999999999999.99)' }] });
+  for (const [k, item] of (items ?? []).entries()) if (!fitsMoneyColumn(lineTotal(item))) throw tooLarge(`items.${k}.total`);
+  for (const [column, value] of Object.entries(totals(input, items, existing))) if (!fitsMoneyColumn(toCents(value))) throw tooLarge(AMOUNT_FIELDS[column]);
+}
+
 async function replaceItems(w: WriteContext, orderId: number, items: ItemInput[]): Promise<void> {
   await w.trx.deleteFrom('order_items').where('order_id', '=', orderId).execute();
   await w.trx.insertInto('order_items').values(items.map((i, position) => ({
@@ -78,7 +90,7 @@ async function replaceItems(w: WriteContext, orderId: number, items: ItemInput[]
     quantity: i.quantity,
     unit_price: normalizeMoney(i.unitPrice),
     vat_rate: i.vatRate,
-    total: i.total !== undefined ? normalizeMoney(i.total) : fromCents(toCents(i.unitPrice) * BigInt(i.quantity)),
+    total: fromCents(lineTotal(i)),
   }))).execute();
 }
 
@@ -89,7 +101,8 @@ export const orderWriter: WritableResource = {
   patchSchema: { type: 'object', additionalProperties: false, minProperties: 1, properties },
   references: [],
   uniques: [{ field: 'number', column: 'number' }],
-  prepare: async (w, input) => {
+  prepare: async (w, input, existing) => {
+    checkAmounts(input, existing);
     const items = input.items as ItemInput[] | undefined;
     const ids = [...new Set((items ?? []).map((i) => i.productId).filter((id): id is number => typeof id === 'number'))];
     if (ids.length) {

@@ -1,15 +1,16 @@
 import { AppError } from '../../errors/app-error.ts';
 import type { WriteContext } from '../../events/log.ts';
 import type { JsonSchema } from '../../listing/resource.ts';
+import { ID_BOUNDS } from '../common-fields.ts';
 import { touchProduct } from '../products/writer.ts';
 import type { Input, WritableResource } from '../writer.ts';
 import { productFilters } from './resource.ts';
 
 const properties: Record<string, JsonSchema> = {
-  productId: { type: 'integer', minimum: 1 },
-  filterId: { type: 'integer', minimum: 1, description: 'An existing filter; or give filterName.' },
+  productId: { type: 'integer', ...ID_BOUNDS },
+  filterId: { type: 'integer', ...ID_BOUNDS, description: 'An existing filter; or give filterName.' },
   filterName: { type: 'string', minLength: 1, maxLength: 200, description: 'Found by name, or created when new.' },
-  valueId: { type: 'integer', minimum: 1, description: 'An existing value of the filter; or give value.' },
+  valueId: { type: 'integer', ...ID_BOUNDS, description: 'An existing value of the filter; or give value.' },
   value: { type: 'string', minLength: 1, maxLength: 500, description: 'Found among the filter\'s values, or created when new.' },
 };
 

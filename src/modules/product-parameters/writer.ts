@@ -1,13 +1,14 @@
 import { AppError } from '../../errors/app-error.ts';
 import type { WriteContext } from '../../events/log.ts';
 import type { JsonSchema } from '../../listing/resource.ts';
+import { ID_BOUNDS } from '../common-fields.ts';
 import { touchProduct } from '../products/writer.ts';
 import type { Input, WritableResource } from '../writer.ts';
 import { productParameters } from './resource.ts';
 
 const properties: Record<string, JsonSchema> = {
-  productId: { type: 'integer', minimum: 1 },
-  parameterId: { type: 'integer', minimum: 1, description: 'An existing parameter; or give parameterName instead.' },
+  productId: { type: 'integer', ...ID_BOUNDS },
+  parameterId: { type: 'integer', ...ID_BOUNDS, description: 'An existing parameter; or give parameterName instead.' },
   parameterName: { type: 'string', minLength: 1, maxLength: 200, description: 'Found by name, or created (with unit) when new.' },
   unit: { type: ['string', 'null'], maxLength: 50, description: 'Unit of a parameter created by name.' },
   value: { type: 'string', minLength: 1, maxLength: 2000 },

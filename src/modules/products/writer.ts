@@ -1,5 +1,5 @@
 import { MONEY_INPUT, normalizeMoney } from '../money.ts';
-import { PRODUCT_STATUSES } from '../common-fields.ts';
+import { ID_BOUNDS, INT32_BOUNDS, PRODUCT_STATUSES } from '../common-fields.ts';
 import type { JsonSchema } from '../../listing/resource.ts';
 import type { NewEvent, WriteContext } from '../../events/log.ts';
 import { getOne } from '../../listing/engine.ts';
@@ -12,13 +12,13 @@ const properties: Record<string, JsonSchema> = {
   name: { type: 'string', minLength: 1, maxLength: 500 },
   description: nullableString(100_000),
   status: { type: 'string', enum: [...PRODUCT_STATUSES], default: undefined },
-  brandId: { type: ['integer', 'null'], minimum: 1 },
-  categoryId: { type: ['integer', 'null'], minimum: 1 },
+  brandId: { type: ['integer', 'null'], ...ID_BOUNDS },
+  categoryId: { type: ['integer', 'null'], ...ID_BOUNDS },
   ean: { type: ['string', 'null'], pattern: '^\\d{8,14}$' },
   price: MONEY_INPUT,
   currency: { type: 'string', pattern: '^[A-Z]{3}$' },
   vatRate: { type: 'number', minimum: 0, maximum: 100 },
-  stock: { type: 'integer' },
+  stock: { type: 'integer', ...INT32_BOUNDS },
   weight: { type: ['number', 'null'], minimum: 0 },
   url: { type: ['string', 'null'], maxLength: 2000 },
 };
