@@ -24,6 +24,7 @@ export interface LlamaModel {
   readonly trainContextSize: number;
   createContext(options: { contextSize?: number; threads?: number; sequences?: number }): Promise<LlamaContext>;
   tokenize(text: string): unknown[];
+  detokenize(tokens: readonly unknown[]): string;
   dispose(): Promise<void>;
 }
 
@@ -47,6 +48,9 @@ export interface LlamaChatSession {
   dispose(options?: { disposeSequence?: boolean }): void;
 }
 
+/** A chat template (node-llama-cpp's ChatWrapper); opaque to us. */
+export type ChatWrapper = object;
+
 export interface LlamaBindings {
   getLlama(options: {
     gpu?: 'auto' | false;
@@ -55,7 +59,9 @@ export interface LlamaBindings {
     logLevel?: string;
     logger?: (level: string, message: string) => void;
   }): Promise<Llama>;
-  LlamaChatSession: new (options: { contextSequence: LlamaContextSequence; systemPrompt?: string; autoDisposeSequence?: boolean }) => LlamaChatSession;
+  LlamaChatSession: new (options: { contextSequence: LlamaContextSequence; chatWrapper?: ChatWrapper; systemPrompt?: string; autoDisposeSequence?: boolean }) => LlamaChatSession;
+  /** The model's chat template; resolving it takes hundreds of milliseconds, so it is done once per model. */
+  resolveChatWrapper(model: LlamaModel): ChatWrapper;
 }
 
 export const LLAMA_INSTALL = 'npm install node-llama-cpp@3';

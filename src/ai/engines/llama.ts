@@ -6,7 +6,7 @@ import type { GenerateInput, GenerationEnd, TextEngine } from '../engine.ts';
 import { buildMessages } from '../prompt.ts';
 import { ChunkQueue } from './chunk-queue.ts';
 import { engineFailed } from './errors.ts';
-import { loadLlamaBindings, type Llama, type LlamaBindings, type LlamaChatSession, type LlamaContext, type LlamaContextSequence, type LlamaModel } from './llama-bindings.ts';
+import { loadLlamaBindings, type ChatWrapper, type Llama, type LlamaBindings, type LlamaChatSession, type LlamaContext, type LlamaContextSequence, type LlamaModel } from './llama-bindings.ts';
 import { Turnstile } from './turnstile.ts';
 
 /** Enough for a product's facts and a long description; more only costs memory (the KV cache). */
@@ -28,11 +28,13 @@ interface Loaded {
   model: LlamaModel;
   context: LlamaContext;
   sequence: LlamaContextSequence;
+  chatWrapper: ChatWrapper;
 }
 
 /**
- * A local GGUF model run in-process by llama.cpp (node-llama-cpp). The model loads on first use; requests
- * take turns on one context sequence, which is what a CPU can serve well.
+ * A local GGUF model run in-process by llama.cpp (node-llama-cpp). The model starts loading at once (a failed
+ * load is retried by the next request); requests take turns on one context sequence, which is what a CPU
+ * can serve well.
  */
 export async function llamaEngine(ai: Config['ai'], log: Logger): Promise<TextEngine> {
   const modelPath = ai.modelPath;
@@ -55,11 +57,14 @@ export async function llamaEngine(ai: Config['ai'], log: Logger): Promise<TextEn
       });
       const model = await llama.loadModel({ modelPath });
       const context = await model.createContext({ contextSize: Math.min(model.trainContextSize, MAX_CONTEXT), threads, sequences: 1 });
-      return { llama, model, context, sequence: context.getSequence() };
+      return { llama, model, context, sequence: context.getSequence(), chatWrapper: bindings.resolveChatWrapper(model) };
     })();
     loading.catch(() => (loading = undefined));
     return loading;
   };
+
+  // Warm up in the background: a real model takes seconds to load, and the first caller should not wait for it.
+  load().catch((error: unknown) => log.error(`AI_MODEL_PATH ${modelPath} could not be loaded: ${String(error)}`));
 
   return {
     name: 'llama',
@@ -76,14 +81,14 @@ export async function llamaEngine(ai: Config['ai'], log: Logger): Promise<TextEn
       // Our own stop, so that a consumer who stops reading ends the generation before the sequence is reused.
       const stop = new AbortController();
       const signal = AbortSignal.any([input.signal, stop.signal]);
-      const { sequence } = loaded;
+      const { sequence, chatWrapper } = loaded;
       const queue = new ChunkQueue();
       let completionTokens = 0;
       let settled: Promise<unknown> = Promise.resolve();
       let session: LlamaChatSession | undefined;
       try {
         await sequence.clearHistory();
-        session = new bindings.LlamaChatSession({ contextSequence: sequence, systemPrompt: system, autoDisposeSequence: false });
+        session = new bindings.LlamaChatSession({ contextSequence: sequence, chatWrapper, systemPrompt: system, autoDisposeSequence: false });
         const inputBefore = sequence.tokenMeter.usedInputTokens;
         const result = session.promptWithMeta(user, {
           maxTokens: input.maxTokens,

@@ -64,6 +64,8 @@ export function openaiEngine(ai: Config['ai']): TextEngine {
           if (choice?.finish_reason) finishReason = choice.finish_reason === 'length' ? 'length' : 'stop';
           if (chunk.usage) usage = { promptTokens: chunk.usage.prompt_tokens, completionTokens: chunk.usage.completion_tokens };
         }
+        // The client's stream ends quietly when its signal fires; an unfinished answer must not look complete.
+        input.signal.throwIfAborted();
       } catch (error) {
         throw failure(error, input.signal);
       }
