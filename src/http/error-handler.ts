@@ -57,6 +57,8 @@ const STATUS_CODES: Record<number, ProblemCode> = {
   409: 'conflict', 410: 'cursor_expired', 413: 'payload_too_large', 415: 'unsupported_media_type', 429: 'rate_limited', 503: 'service_unavailable',
 };
 
+const UNAVAILABLE_DB_CODES = new Set(['SQLITE_BUSY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_LOCKED', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P02', '57P03', '53300']);
+
 export interface Classified {
   code: ProblemCode;
   detail: string;
@@ -83,6 +85,11 @@ export function classify(error: FastifyError | AppError | Error): Classified {
   }
   if (dbCode === '23503' || dbCode === 'SQLITE_CONSTRAINT_FOREIGNKEY') {
     return { code: 'conflict', detail: 'The change breaks a reference to another item.' };
+  }
+  // A database that is locked by another process past busy_timeout, restarting or out of connections is a
+  // passing condition, not a bug: 503 with a hint to retry.
+  if (UNAVAILABLE_DB_CODES.has(dbCode)) {
+    return { code: 'service_unavailable', detail: 'The database is busy or unreachable; retry shortly.', headers: { 'retry-after': '1' } };
   }
   const status = fe.statusCode ?? 500;
   if (status === 413) return { code: 'payload_too_large', detail: 'The request body is too large.' };
