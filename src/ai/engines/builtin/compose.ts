@@ -2,12 +2,13 @@ import type { Random } from '../../../seed/random.ts';
 import type { Task } from '../../engine.ts';
 import { SEO_DESCRIPTION_MAX, SEO_TITLE_MAX } from '../../prompt.ts';
 import { chars, clip } from './fit.ts';
+import { listFormat } from './intl.ts';
 import { capitalise, type Phrases } from './phrases.ts';
 import type { View } from './view.ts';
 
 type ProductTask = Exclude<Task, 'translate'>;
 
-const list = (items: string[], locale: string): string => new Intl.ListFormat(locale, { style: 'long', type: 'conjunction' }).format(items);
+const list = (items: string[], locale: string): string => listFormat(locale).format(items);
 const labelled = (v: View, count: number): string => list(v.specs.slice(0, count).map((s) => `${s.label} ${s.value}`), v.locale);
 
 function description(v: View, p: Phrases, rng: Random): string {

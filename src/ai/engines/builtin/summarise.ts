@@ -1,9 +1,11 @@
+import { sentenceSegmenter } from './intl.ts';
+
 /**
  * An extractive summary: the sentences that carry the text's most frequent content words, in their original
  * order. It writes nothing the text does not say, which is what an offline engine can honestly do.
  */
 export function summarise(text: string, locale: string, maxSentences?: number): string {
-  const sentences = [...new Intl.Segmenter(locale, { granularity: 'sentence' }).segment(text)]
+  const sentences = [...sentenceSegmenter(locale).segment(text)]
     .map((s) => s.segment.replace(/\s+/g, ' ').trim())
     .filter(Boolean);
   const keep = maxSentences ?? Math.min(3, Math.max(1, Math.round(sentences.length / 3)));

@@ -1,4 +1,5 @@
 import type { ProductFacts } from '../../product-context.ts';
+import { currencyFormat, numberFormat, pluralRules, regionNames } from './intl.ts';
 import { keyOf, LABELS, term, type BuiltinLanguage, type FilterKey, type ParamKey } from './vocabulary.ts';
 
 /** A fact ready for a sentence: its label and its value with the unit, both in the target language. */
@@ -44,7 +45,7 @@ export const LOCALES: Record<BuiltinLanguage, string> = { en: 'en-GB', cs: 'cs-C
 const NUMBER = /^-?\d+(\.\d+)?$/;
 
 function formatNumber(raw: string, locale: string): string {
-  return NUMBER.test(raw) ? new Intl.NumberFormat(locale, { maximumFractionDigits: 3 }).format(Number(raw)) : raw;
+  return NUMBER.test(raw) ? numberFormat(locale).format(Number(raw)) : raw;
 }
 
 /** "2 years", "2 roky", "5 let", "5 rokov", "2 Jahre": the plural forms each language needs. */
@@ -55,14 +56,14 @@ export function years(n: number, language: BuiltinLanguage, locale: string): str
     sk: { one: 'rok', few: 'roky', many: 'roka', other: 'rokov' },
     de: { one: 'Jahr', other: 'Jahre' },
   };
-  const rule = new Intl.PluralRules(locale).select(n);
+  const rule = pluralRules(locale).select(n);
   return `${formatNumber(String(n), locale)} ${forms[language][rule] ?? forms[language].other}`;
 }
 
 function countryName(code: string, locale: string): string {
   if (!/^[A-Za-z]{2}$/.test(code)) return code;
   try {
-    return new Intl.DisplayNames([locale], { type: 'region' }).of(code.toUpperCase()) ?? code;
+    return regionNames(locale).of(code.toUpperCase()) ?? code;
   } catch {
     return code;
   }
@@ -72,7 +73,7 @@ function price(facts: ProductFacts, locale: string): string {
   const amount = Number(facts.price);
   if (!Number.isFinite(amount)) return `${facts.price} ${facts.currency}`;
   try {
-    return new Intl.NumberFormat(locale, { style: 'currency', currency: facts.currency }).format(amount);
+    return currencyFormat(locale, facts.currency).format(amount);
   } catch {
     return `${formatNumber(facts.price, locale)} ${facts.currency}`;
   }
