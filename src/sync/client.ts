@@ -1,4 +1,5 @@
 import { backoffDelay, DEFAULT_BACKOFF, sleep, type Backoff } from './backoff.ts';
+import { HttpTransport, type HttpAnswer } from './http.ts';
 
 /** What the follower logs through: pino (the server's logger, or the CLI's) fits it. */
 export interface SyncLog {
@@ -72,13 +73,12 @@ function retryAfterMs(header: string | null): number | undefined {
   return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
-async function problemText(res: Response): Promise<string> {
-  const text = await res.text().catch(() => '');
+function problemText(res: HttpAnswer): string {
   try {
-    const body = JSON.parse(text) as { detail?: string; error?: string; error_description?: string; code?: string };
-    return body.detail ?? body.error_description ?? body.error ?? body.code ?? text.slice(0, 200);
+    const body = JSON.parse(res.text) as { detail?: string; error?: string; error_description?: string; code?: string };
+    return body.detail ?? body.error_description ?? body.error ?? body.code ?? res.text.slice(0, 200);
   } catch {
-    return text.slice(0, 200) || HTTP_REASONS[res.status] || `HTTP ${res.status}`;
+    return res.text.slice(0, 200) || HTTP_REASONS[res.status] || `HTTP ${res.status}`;
   }
 }
 
@@ -101,6 +101,7 @@ export class MainStoreClient {
   readonly baseUrl: string;
   private token: Token | undefined;
   private tokenPromise: Promise<Token> | undefined;
+  private readonly http = new HttpTransport();
 
   constructor(private readonly options: ClientOptions) {
     let url: URL;
@@ -111,6 +112,13 @@ export class MainStoreClient {
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new SyncError(`--from must be an http(s) URL, got "${options.baseUrl}"`, 'permanent');
     this.baseUrl = url.toString().replace(/\/+$/, '');
+    // Stopping tears down the connections, so no request of ours lingers on the main store.
+    options.signal?.addEventListener('abort', () => this.close(), { once: true });
+  }
+
+  /** Closes the connections to the main store. */
+  close(): void {
+    this.http.close();
   }
 
   private get stopSignal(): AbortSignal | undefined {
@@ -138,9 +146,9 @@ export class MainStoreClient {
 
   private async fetchToken(): Promise<Token> {
     const started = Date.now();
-    let res: Response;
+    let res: HttpAnswer;
     try {
-      res = await fetch(`${this.baseUrl}/oauth/token`, {
+      res = await this.http.request(new URL(`${this.baseUrl}/oauth/token`), {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json' },
         body: JSON.stringify({ grant_type: 'client_credentials', client_id: this.options.clientId, client_secret: this.options.clientSecret }),
@@ -149,12 +157,17 @@ export class MainStoreClient {
     } catch (error) {
       throw this.networkError(error, 'token request');
     }
-    if (!res.ok) {
-      const detail = await problemText(res);
+    if (res.status !== 200) {
+      const detail = problemText(res);
       if (res.status === 400 || res.status === 401) throw new SyncError(`the main store refused the credential: ${detail}`, 'permanent', res.status);
-      throw classify(res.status, detail, retryAfterMs(res.headers.get('retry-after')), 'token request');
+      throw classify(res.status, detail, retryAfterMs(res.header('retry-after') ?? null), 'token request');
     }
-    const body = (await res.json()) as { access_token?: string; expires_in?: number; scope?: string };
+    let body: { access_token?: string; expires_in?: number; scope?: string };
+    try {
+      body = JSON.parse(res.text) as typeof body;
+    } catch {
+      throw new SyncError('token request: the answer is not JSON', 'transient', res.status);
+    }
     if (typeof body.access_token !== 'string') throw new SyncError('token request: the answer has no access_token', 'transient', res.status);
     const ttlMs = (Number(body.expires_in) || 3600) * 1000;
     // Renewed well before expiry, so that no request of a long-running follower meets an expired token.
@@ -164,9 +177,9 @@ export class MainStoreClient {
   private networkError(error: unknown, what: string): SyncError {
     if (this.stopSignal?.aborted) return new SyncError('stopped', 'stopped');
     if (error instanceof SyncError) return error;
-    const e = error as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+    const e = error as { name?: string; code?: string; message?: string };
     if (e.name === 'TimeoutError') return new SyncError(`${what}: timed out`, 'transient');
-    const cause = e.cause?.code ?? e.cause?.message ?? e.message ?? String(error);
+    const cause = e.code ?? e.message ?? String(error);
     return new SyncError(`${what}: ${cause}`, 'transient');
   }
 
@@ -182,16 +195,21 @@ export class MainStoreClient {
       let failure: SyncError;
       try {
         const token = await this.currentToken();
-        const res = await fetch(url, { headers: { authorization: `Bearer ${token.value}`, accept: 'application/json' }, signal: this.signalFor(timeoutMs) });
-        if (res.ok) return (await res.json()) as T;
+        const res = await this.http.request(url, { method: 'GET', headers: { authorization: `Bearer ${token.value}`, accept: 'application/json' }, signal: this.signalFor(timeoutMs) });
+        if (res.status === 200) {
+          try {
+            return JSON.parse(res.text) as T;
+          } catch {
+            throw new SyncError(`GET ${url.pathname}: the answer is not JSON`, 'transient', res.status);
+          }
+        }
         if (res.status === 401 && !renewed) {
           // Expired or revoked early (a restart of a main store with other keys, a rotated secret): renew once at once.
           this.token = undefined;
           renewed = true;
-          await res.body?.cancel();
           continue;
         }
-        failure = classify(res.status, await problemText(res), retryAfterMs(res.headers.get('retry-after')), `GET ${url.pathname}`);
+        failure = classify(res.status, problemText(res), retryAfterMs(res.header('retry-after') ?? null), `GET ${url.pathname}`);
       } catch (error) {
         failure = this.networkError(error, `GET ${url.pathname}`);
       }

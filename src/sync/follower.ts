@@ -106,70 +106,78 @@ export async function runSync(o: SyncOptions): Promise<SyncOutcome> {
     return last.seq;
   };
 
-  let lastContactNote = 0;
-  let lastHeadCheck = 0;
-  while (!o.signal?.aborted) {
-    try {
-      if (!connected) await checkScopes();
-      let state = await readState(store.db);
-      if (!state || state.sourceUrl !== client.baseUrl || state.phase === 'snapshot') {
-        if (state && state.sourceUrl !== client.baseUrl) log.warn({ previous: state.sourceUrl, source: client.baseUrl }, 'sync: the main store changed; taking a fresh snapshot');
-        const s = await takeSnapshot(store, client, log, o.onApplied);
-        connected = true;
-        outcome.snapshot = { items: s.items, changes: s.changes, ms: s.ms };
-        outcome.changes += s.changes;
-        state = (await readState(store.db))!;
-      }
-      let cursor = state.cursorSeq;
-      let pending: Promise<ChangesPage> | undefined;
-      for (;;) {
-        const page = await (pending ?? client.changes(cursor, batchSize, wait));
-        pending = undefined;
-        connected = true;
-        failures = 0;
-        const more = page.pagination.hasMore && page.data.length > 0;
-        if (more) {
-          // The next batch travels while this one is written; the cursor it asks from is already known.
-          pending = client.changes(page.data[page.data.length - 1].seq, batchSize, wait);
-          pending.catch(() => undefined);
-          if (Date.now() - lastHeadCheck > HEAD_EVERY_MS) {
-            lastHeadCheck = Date.now();
-            void client.head().then((head) => noteHead(store.db, head)).catch(() => undefined);
-          }
-        }
-        if (page.data.length > 0) cursor = await applyPage(page, cursor);
-        else if (Date.now() - lastContactNote > CONTACT_EVERY_MS) {
-          lastContactNote = Date.now();
-          await noteContact(store.db, nowIso(), cursor);
-        }
-        outcome.cursor = cursor;
-        if (!more && !o.follow) {
-          await noteContact(store.db, nowIso(), cursor);
-          outcome.ms = Date.now() - started;
-          return outcome;
-        }
-        if (o.signal?.aborted) break;
-      }
-    } catch (error) {
-      if (o.signal?.aborted || (error instanceof SyncError && error.kind === 'stopped')) break;
-      if (error instanceof SyncError && error.kind === 'cursor_expired') {
-        log.warn({ error: error.message }, 'sync: the main store no longer has the events after our cursor; taking a fresh snapshot');
-        const head = await client.head().catch(() => 0);
-        await beginSnapshot(store.db, client.baseUrl, head, nowIso());
-        continue;
-      }
-      const permanent = error instanceof SyncError && error.kind === 'permanent';
-      if (!o.follow || (permanent && !connected && o.exitOnStartupError)) {
-        await noteError(store.db, describe(error), nowIso()).catch(() => undefined);
-        throw error;
-      }
-      failures++;
-      const delay = backoffDelay(failures, o.backoff ?? DEFAULT_BACKOFF);
-      log.error({ error: describe(error), retryInMs: delay }, 'sync: follower step failed; retrying');
-      await noteError(store.db, describe(error), nowIso()).catch(() => undefined);
-      await sleep(delay, o.signal);
-    }
+  try {
+    return await followLoop();
+  } finally {
+    client.close();
   }
-  outcome.ms = Date.now() - started;
-  return outcome;
+
+  async function followLoop(): Promise<SyncOutcome> {
+    let lastContactNote = 0;
+    let lastHeadCheck = 0;
+    while (!o.signal?.aborted) {
+      try {
+        if (!connected) await checkScopes();
+        let state = await readState(store.db);
+        if (!state || state.sourceUrl !== client.baseUrl || state.phase === 'snapshot') {
+          if (state && state.sourceUrl !== client.baseUrl) log.warn({ previous: state.sourceUrl, source: client.baseUrl }, 'sync: the main store changed; taking a fresh snapshot');
+          const s = await takeSnapshot(store, client, log, o.onApplied);
+          connected = true;
+          outcome.snapshot = { items: s.items, changes: s.changes, ms: s.ms };
+          outcome.changes += s.changes;
+          state = (await readState(store.db))!;
+        }
+        let cursor = state.cursorSeq;
+        let pending: Promise<ChangesPage> | undefined;
+        for (;;) {
+          const page = await (pending ?? client.changes(cursor, batchSize, wait));
+          pending = undefined;
+          connected = true;
+          failures = 0;
+          const more = page.pagination.hasMore && page.data.length > 0;
+          if (more) {
+            // The next batch travels while this one is written; the cursor it asks from is already known.
+            pending = client.changes(page.data[page.data.length - 1].seq, batchSize, wait);
+            pending.catch(() => undefined);
+            if (Date.now() - lastHeadCheck > HEAD_EVERY_MS) {
+              lastHeadCheck = Date.now();
+              void client.head().then((head) => noteHead(store.db, head)).catch(() => undefined);
+            }
+          }
+          if (page.data.length > 0) cursor = await applyPage(page, cursor);
+          else if (Date.now() - lastContactNote > CONTACT_EVERY_MS) {
+            lastContactNote = Date.now();
+            await noteContact(store.db, nowIso(), cursor);
+          }
+          outcome.cursor = cursor;
+          if (!more && !o.follow) {
+            await noteContact(store.db, nowIso(), cursor);
+            outcome.ms = Date.now() - started;
+            return outcome;
+          }
+          if (o.signal?.aborted) break;
+        }
+      } catch (error) {
+        if (o.signal?.aborted || (error instanceof SyncError && error.kind === 'stopped')) break;
+        if (error instanceof SyncError && error.kind === 'cursor_expired') {
+          log.warn({ error: error.message }, 'sync: the main store no longer has the events after our cursor; taking a fresh snapshot');
+          const head = await client.head().catch(() => 0);
+          await beginSnapshot(store.db, client.baseUrl, head, nowIso());
+          continue;
+        }
+        const permanent = error instanceof SyncError && error.kind === 'permanent';
+        if (!o.follow || (permanent && !connected && o.exitOnStartupError)) {
+          await noteError(store.db, describe(error), nowIso()).catch(() => undefined);
+          throw error;
+        }
+        failures++;
+        const delay = backoffDelay(failures, o.backoff ?? DEFAULT_BACKOFF);
+        log.error({ error: describe(error), retryInMs: delay }, 'sync: follower step failed; retrying');
+        await noteError(store.db, describe(error), nowIso()).catch(() => undefined);
+        await sleep(delay, o.signal);
+      }
+    }
+    outcome.ms = Date.now() - started;
+    return outcome;
+  }
 }

@@ -1,0 +1,63 @@
+import http from 'node:http';
+import https from 'node:https';
+
+export interface HttpAnswer {
+  status: number;
+  header(name: string): string | undefined;
+  text: string;
+}
+
+export interface HttpRequest {
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string;
+  signal: AbortSignal;
+}
+
+/**
+ * HTTP/1.1 with keep-alive connections of the follower's own, which `close()` tears down. Node 20's fetch
+ * keeps the socket of an aborted request open, so a stopped follower would leave its long-poll hanging on
+ * the main store (and hold up that store's shutdown) until the wait ran out; here an abort destroys it.
+ */
+export class HttpTransport {
+  private readonly agents = { http: new http.Agent({ keepAlive: true, maxSockets: 4 }), https: new https.Agent({ keepAlive: true, maxSockets: 4 }) };
+
+  request(url: URL, r: HttpRequest): Promise<HttpAnswer> {
+    const secure = url.protocol === 'https:';
+    const send = secure ? https.request : http.request;
+    return new Promise((resolve, reject) => {
+      if (r.signal.aborted) return reject(r.signal.reason as Error);
+      const req = send(url, { method: r.method, headers: r.headers, agent: secure ? this.agents.https : this.agents.http });
+      const abort = () => req.destroy(r.signal.reason as Error);
+      r.signal.addEventListener('abort', abort, { once: true });
+      const done = () => r.signal.removeEventListener('abort', abort);
+      req.on('error', (error) => {
+        done();
+        reject(error);
+      });
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', (error) => {
+          done();
+          reject(error);
+        });
+        res.on('end', () => {
+          done();
+          const header = (name: string) => {
+            const v = res.headers[name.toLowerCase()];
+            return Array.isArray(v) ? v.join(', ') : v;
+          };
+          resolve({ status: res.statusCode ?? 0, header, text: Buffer.concat(chunks).toString('utf8') });
+        });
+      });
+      req.end(r.body);
+    });
+  }
+
+  /** Closes every connection, idle or in use. */
+  close(): void {
+    this.agents.http.destroy();
+    this.agents.https.destroy();
+  }
+}
