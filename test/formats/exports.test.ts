@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { Scope } from '../../src/auth/scopes.ts';
 import { RESOURCES } from '../../src/modules/registry.ts';
@@ -8,6 +9,18 @@ import { csvText, DATE_COLUMNS, EXPECTED_COLUMNS, expectedRows, MONEY_COLUMNS, r
 
 const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 const TODAY = new Date().toISOString().slice(0, 10);
+
+describe('export columns', () => {
+  it('the README lists the columns of every collection as the API writes them', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('## Export formats (CSV, XLSX)'));
+    for (const def of RESOURCES) {
+      const line = section.split('\n').find((l) => l.startsWith(`| ${def.collection} |`));
+      assert.ok(line, `the README has a line for ${def.collection}`);
+      assert.deepEqual([...line.matchAll(/`([^`]+)`/g)].map((m) => m[1]), EXPECTED_COLUMNS[def.collection], def.collection);
+    }
+  });
+});
 
 for (const dialect of await dialects()) {
   describe(`CSV and XLSX exports (${dialect})`, () => {

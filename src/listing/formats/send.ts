@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Store } from '../../db/database.ts';
+import { AppError } from '../../errors/app-error.ts';
 import type { ListPlan, Page } from '../engine.ts';
 import { exportLayout, recordOf } from './columns.ts';
 import { openExportConnection } from './connection.ts';
@@ -15,6 +16,9 @@ export interface ExportOptions {
   csv: CsvOptions;
   log: FastifyBaseLogger;
 }
+
+/** Full exports holding a database connection of their own right now. */
+let held = 0;
 
 /** `attachment; filename="products-2026-11-21.csv"`: the collection and the day (UTC) of the export. */
 export function contentDisposition(def: ResourceDef, format: 'csv' | 'xlsx', now = new Date()): string {
@@ -39,7 +43,23 @@ export function exportPage(def: ResourceDef, page: Page, options: ExportOptions)
  */
 export async function exportAll(store: Store, def: ResourceDef, plan: ListPlan, includeTotal: boolean, label: string, options: ExportOptions): Promise<{ stream: Readable; total?: number }> {
   const layout = exportLayout(def);
-  const conn = await openExportConnection(store, label);
+  // On PostgreSQL each running export holds a pool client; half the pool stays for everything else.
+  const pool = store.pgPool;
+  if (pool && held >= Math.max(1, Math.floor(pool.options.max / 2))) {
+    throw new AppError('service_unavailable', 'Too many full exports are running at once; retry shortly, or page with limit and cursor.', { headers: { 'retry-after': '5' } });
+  }
+  held += 1;
+  let conn;
+  try {
+    conn = await openExportConnection(store, label);
+  } catch (err) {
+    held -= 1;
+    throw err;
+  }
+  const release = async () => {
+    held -= 1;
+    await conn.close();
+  };
   let source: BatchSource;
   let total: number | undefined;
   let first;
@@ -48,9 +68,9 @@ export async function exportAll(store: Store, def: ResourceDef, plan: ListPlan, 
     if (includeTotal) total = await source.total();
     first = await source.next();
   } catch (err) {
-    await conn.close();
+    await release();
     throw err;
   }
-  const stream = runExport({ ...options, layout, first, next: (rows) => source.next(rows), release: () => conn.close() });
+  const stream = runExport({ ...options, layout, first, next: (rows) => source.next(rows), release });
   return { stream, total };
 }

@@ -72,7 +72,8 @@ const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;'
 function xmlText(value: string): string {
   let s = value.length > MAX_CELL_TEXT ? value.slice(0, MAX_CELL_TEXT) : value;
   if (XML_SPECIAL.test(s)) s = s.replace(XML_INVALID, '').replace(/[&<>\r]/g, (c) => ESCAPES[c]);
-  const space = /^\s|\s$/.test(s) ? ' xml:space="preserve"' : '';
+  // Leading or trailing white space survives only when the text says so.
+  const space = s.length > 0 && (s.charCodeAt(0) <= 32 || s.charCodeAt(s.length - 1) <= 32) ? ' xml:space="preserve"' : '';
   return `<is><t${space}>${s}</t></is>`;
 }
 
