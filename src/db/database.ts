@@ -4,6 +4,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import Cursor from 'pg-cursor';
+import { withStatementCache } from './statement-cache.ts';
 import type { Database } from './tables.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -49,7 +50,7 @@ export function openStore(databaseUrl: string, options: OpenOptions = {}): Store
     // One connection: better-sqlite3 is synchronous, so in one process it is the single writer and the
     // readers at once. Long exports read through connections of their own (WAL lets them run beside it).
     const conn = openSqliteConnection(path);
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: conn }) });
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(conn) }) });
     return { db, dialect: 'sqlite', sqlitePath: path === ':memory:' ? undefined : path, close: () => db.destroy() };
   }
   const pool = new pg.Pool({

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type CompiledQuery } from 'kysely';
 import type { Executor } from '../db/database.ts';
 import { invalidParameter } from '../errors/app-error.ts';
 import { decodeCursor, encodeCursor, reconcile } from './cursor.ts';
@@ -123,8 +123,25 @@ export async function listPage(db: Executor, def: ResourceDef, request: ListRequ
   return { data: rows, pagination };
 }
 
+// The single-item query never changes shape, so it is built and compiled once per resource and database
+// (building and compiling a Kysely query costs more than SQLite takes to answer it); only the id varies.
+const itemQueries = new WeakMap<object, Map<ResourceDef, CompiledQuery<Row>>>();
+
+function itemQuery(db: Executor, def: ResourceDef, id: number): CompiledQuery<Row> {
+  const adapter = db.getExecutor().adapter;
+  let byDef = itemQueries.get(adapter);
+  if (!byDef) itemQueries.set(adapter, (byDef = new Map()));
+  let compiled = byDef.get(def);
+  if (!compiled) {
+    compiled = selectFields(def.from(db), def).where('t.id', '=', id).compile() as CompiledQuery<Row>;
+    if (compiled.parameters.length !== 1) throw new Error(`the ${def.collection} item query must have one parameter, the id`);
+    byDef.set(def, compiled);
+  }
+  return { ...compiled, parameters: [id] };
+}
+
 export async function getOne(db: Executor, def: ResourceDef, id: number): Promise<Row | undefined> {
-  const row = (await selectFields(def.from(db), def).where('t.id', '=', id).executeTakeFirst()) as Row | undefined;
+  const [row] = (await db.executeQuery(itemQuery(db, def, id))).rows as Array<Row | undefined>;
   if (!row) return undefined;
   decodeRows(def, [row]);
   if (def.attach) await def.attach(db, [row]);
