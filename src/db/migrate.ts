@@ -1,11 +1,13 @@
 import { Migrator, PostgresAdapter, sql, type Migration, type MigrationResultSet } from 'kysely';
 import type { DB } from './database.ts';
 import * as core from './migrations/2026-11-21-001-core.ts';
+import * as webhooks from './migrations/2026-11-21-002-webhooks.ts';
 import * as sync from './migrations/2026-11-21-003-sync.ts';
 
 /** Every migration, by name; names sort in the order they run. New migrations are appended here. */
 export const migrations: Record<string, Migration> = {
   '2026-11-21-001-core': core,
+  '2026-11-21-002-webhooks': webhooks,
   '2026-11-21-003-sync': sync,
 };
 

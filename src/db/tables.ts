@@ -30,6 +30,20 @@ export interface CredentialTable {
 export interface TokenTable { token_hash: string; credential_id: number; scopes: string; expires_at: string; created_at: string }
 export interface SettingTable { key: string; value: string }
 export interface RateBucketTable { key: string; tokens: number; ts: number; allowed: number }
+export interface WebhookTable {
+  id: Generated<number>; url: string; events: string; description: string | null; secret: string; previous_secret: string | null;
+  previous_secret_expires_at: string | null; enabled: number; disabled_reason: string | null; disabled_at: string | null; from_seq: number;
+  created_at: string; updated_at: string;
+}
+export interface WebhookDeliveryTable {
+  id: Generated<number>; msg_id: string; webhook_id: number; event_seq: number; event_type: string; payload: string; status: string;
+  attempts: number; next_attempt_at: string; locked_until: string | null; locked_by: string | null; last_status: number | null;
+  last_error: string | null; delivered_at: string | null; created_at: string; updated_at: string;
+}
+export interface WebhookAttemptTable {
+  id: Generated<number>; delivery_id: number; webhook_id: number; attempt: number; started_at: string; duration_ms: number;
+  status_code: number | null; error: string | null; response: string | null; node: string;
+}
 
 export interface Database {
   brands: BrandTable;
@@ -47,4 +61,7 @@ export interface Database {
   tokens: TokenTable;
   settings: SettingTable;
   rate_buckets: RateBucketTable;
+  webhooks: WebhookTable;
+  webhook_deliveries: WebhookDeliveryTable;
+  webhook_attempts: WebhookAttemptTable;
 }

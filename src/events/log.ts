@@ -34,7 +34,8 @@ export async function recordEvents(w: WriteContext, events: NewEvent[]): Promise
       .values(events.slice(i, i + 500).map((e) => ({ type: e.type, resource: e.resource, resource_id: e.resourceId, occurred_at: w.now, data: JSON.stringify(e.data) })))
       .execute();
   }
-  if (w.dialect === 'postgres') await sql`select pg_notify('store_events', '')`.execute(w.trx);
+  // The payload names the schema, so that stores sharing one database (tests do) wake only their own listeners.
+  if (w.dialect === 'postgres') await sql`select pg_notify('store_events', current_schema())`.execute(w.trx);
 }
 
 export async function headSeq(db: Executor): Promise<number> {

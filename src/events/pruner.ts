@@ -1,18 +1,16 @@
 import type { AppContext } from '../context.ts';
 import type { BackgroundStarter } from '../server.ts';
 import { pruneEvents } from './feed.ts';
+import { pruneDeliveries } from './webhooks/outbox.ts';
 
 const EVERY_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 
-/** Other logs that age with the events (webhook deliveries) register their pruning here. */
-export const pruneAlongside: Array<(ctx: AppContext, before: string) => Promise<unknown>> = [];
-
-/** Deletes events (and what registered alongside) older than the retention; several nodes may run it at once harmlessly. */
+/** Deletes events and finished webhook deliveries older than the retention; several nodes may run it at once harmlessly. */
 export async function pruneOnce(ctx: AppContext, now = Date.now()): Promise<number> {
   const before = new Date(now - ctx.config.eventRetentionDays * DAY_MS).toISOString();
   const deleted = await pruneEvents(ctx.store.db, before);
-  for (const prune of pruneAlongside) await prune(ctx, before);
+  await pruneDeliveries(ctx.store.db, before);
   return deleted;
 }
 

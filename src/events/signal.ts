@@ -52,9 +52,13 @@ export class EventSignal {
       };
       client.on('error', drop);
       client.on('end', drop);
-      client.on('notification', () => this.wake());
+      let schema: string | undefined;
+      client.on('notification', (n) => {
+        if (!n.payload || n.payload === schema) this.wake();
+      });
       try {
         await client.connect();
+        schema = (await client.query<{ schema: string }>('select current_schema() as schema')).rows[0]?.schema;
         await client.query(`LISTEN ${EVENTS_CHANNEL}`);
         if (this.closed) return void (await client.end());
         this.listener = client;

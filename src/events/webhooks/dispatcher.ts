@@ -1,0 +1,156 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from '../../config.ts';
+import { nowIso, type Store } from '../../db/database.ts';
+import type { EventBus } from '../bus.ts';
+import { EventSignal } from '../signal.ts';
+import { claimDue, fanOut, FANOUT_BATCH, finishAttempt, nextDueAt, release, renewClaims, type Claimed, type Outcome } from './outbox.ts';
+import { retryDelayMs, scheduleSpan } from './schedule.ts';
+import { createSender, DELIVERY_TIMEOUT_MS, type Sender } from './send.ts';
+
+const MIN_WAIT_MS = 2;
+
+export interface DispatcherDeps {
+  store: Store;
+  bus: EventBus;
+  config: Pick<Config, 'webhooks'>;
+  log?: FastifyBaseLogger;
+}
+
+export interface DispatcherOptions {
+  /** How long `stop` lets attempts in flight finish before abandoning them (they are retried later). */
+  graceMs?: number;
+  timeoutMs?: number;
+  leaseMs?: number;
+}
+
+/**
+ * A claim lasts this long unless renewed. A live node renews the claims of its attempts in flight (one
+ * UPDATE every third of it), so a slow receiver keeps its claim for the whole 15 s timeout, while the
+ * claims of a node killed mid-attempt come back to the other nodes, or to its restart, within this time.
+ */
+const LEASE_MS = 9000;
+
+/**
+ * Delivers webhooks from the database: fans new events out into the outbox, claims due deliveries,
+ * sends them with bounded concurrency beside the request handling, and records every attempt. All state
+ * lives in the database, so a crash at any moment loses nothing: a restarted node (or another node)
+ * finds the pending rows, and a claim whose node died runs out after its lease.
+ */
+export class WebhookDispatcher {
+  readonly node = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  private readonly signal: EventSignal;
+  private readonly sender: Sender;
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly stopAttempts = new AbortController();
+  private readonly concurrency: number;
+  private readonly leaseMs: number;
+  private stopping = false;
+  private kick: AbortController | undefined;
+  private kicked = false;
+  private loop: Promise<void> | undefined;
+  private renewal: NodeJS.Timeout | undefined;
+
+  constructor(private readonly deps: DispatcherDeps, private readonly options: DispatcherOptions = {}) {
+    this.signal = new EventSignal(deps.store, deps.bus);
+    this.concurrency = deps.config.webhooks.concurrency;
+    const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+    this.leaseMs = options.leaseMs ?? LEASE_MS;
+    this.sender = createSender({ allowPrivate: deps.config.webhooks.allowPrivate, maxSockets: this.concurrency, timeoutMs });
+  }
+
+  start(): void {
+    this.loop ??= this.run();
+    this.renewal ??= setInterval(() => void this.renew(), this.leaseMs / 3);
+    this.renewal.unref();
+  }
+
+  private async renew(): Promise<void> {
+    if (this.inFlight.size === 0) return;
+    await renewClaims(this.deps.store.db, this.node, new Date(Date.now() + this.leaseMs).toISOString())
+      .catch((err: unknown) => this.deps.log?.warn({ err }, 'webhook claims could not be renewed'));
+  }
+
+  /** Wakes the loop now (new events, a free slot). */
+  private wake(): void {
+    this.kicked = true;
+    this.kick?.abort();
+  }
+
+  private async run(): Promise<void> {
+    const { store, config, log } = this.deps;
+    let failures = 0;
+    while (!this.stopping) {
+      const generation = this.signal.generation;
+      this.kicked = false;
+      let delay = config.webhooks.pollMs;
+      try {
+        while ((await fanOut(store, nowIso())) === FANOUT_BATCH && !this.stopping);
+        const free = this.concurrency - this.inFlight.size;
+        const claimed = this.stopping ? [] : await claimDue(store, this.node, free, this.leaseMs);
+        for (const c of claimed) this.launch(c);
+        failures = 0;
+        if (claimed.length > 0 && claimed.length === free) continue;
+        // With every slot busy, a finishing attempt wakes the loop; otherwise the next due row does.
+        const due = this.inFlight.size < this.concurrency ? await nextDueAt(store.db) : undefined;
+        if (due) delay = Math.min(delay, Date.parse(due) - Date.now());
+      } catch (err) {
+        if (this.stopping) break;
+        failures++;
+        log?.warn({ err }, 'webhook dispatcher pass failed');
+        delay = Math.min(30_000, 500 * 2 ** Math.min(failures, 6));
+      }
+      if (this.stopping) break;
+      if (this.kicked) continue;
+      this.kick = new AbortController();
+      // Never less than a timer tick: on SQLite every query resolves in microtasks, and a loop that never
+      // waited on a timer would starve the sockets of the attempts in flight.
+      await this.signal.wait(generation, Math.max(MIN_WAIT_MS, delay), this.kick.signal);
+      this.kick = undefined;
+    }
+  }
+
+  private launch(c: Claimed): void {
+    const attempt = this.attempt(c)
+      .catch((err: unknown) => this.deps.log?.error({ err, delivery: c.msgId }, 'webhook attempt could not be recorded'))
+      .finally(() => {
+        this.inFlight.delete(attempt);
+        this.wake();
+      });
+    this.inFlight.add(attempt);
+  }
+
+  private async attempt(c: Claimed): Promise<void> {
+    const { store, config } = this.deps;
+    const started = Date.now();
+    const result = await this.sender.send(c, this.stopAttempts.signal);
+    if (result.abandoned) return release(store.db, c, this.node);
+    const now = nowIso();
+    const failed = c.attempts + 1;
+    let outcome: Outcome;
+    if (result.ok) outcome = { status: 'delivered' };
+    else if (result.statusCode === 410) outcome = { status: 'failed', disable: `The receiver answered 410 Gone to ${c.msgId} at ${now}.` };
+    else {
+      const wait = retryDelayMs(config.webhooks.retrySchedule, failed);
+      outcome = wait === undefined
+        ? { status: 'failed', disable: `Delivery ${c.msgId} failed ${failed} attempts over the whole retry schedule (${scheduleSpan(config.webhooks.retrySchedule)}); last: ${result.error}.` }
+        : { status: 'retry', at: new Date(Date.now() + wait).toISOString() };
+    }
+    await finishAttempt(store, c, { node: this.node, startedAt: new Date(started).toISOString(), durationMs: Date.now() - started, statusCode: result.statusCode, error: result.error, response: result.response }, outcome, now);
+    if (outcome.status === 'failed') this.deps.log?.warn({ delivery: c.msgId, webhook: c.webhookId, reason: outcome.disable }, 'webhook subscription disabled');
+  }
+
+  /** Stops claiming, lets attempts in flight finish for a while, then abandons the rest to be retried. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearInterval(this.renewal);
+    this.wake();
+    await this.loop;
+    const grace = setTimeout(() => this.stopAttempts.abort(), this.options.graceMs ?? 5000);
+    await Promise.allSettled([...this.inFlight]);
+    clearTimeout(grace);
+    this.sender.close();
+    await this.signal.close();
+  }
+}

@@ -1,0 +1,194 @@
+import { randomBytes } from 'node:crypto';
+import type { Executor, Store } from '../../db/database.ts';
+import { getSetting, setSetting } from '../../db/settings.ts';
+import { headSeq } from '../log.ts';
+import { eventMatcher } from './patterns.ts';
+
+/** The last event seq turned into deliveries. */
+const FANOUT_CURSOR = 'webhooks_fanout_seq';
+export const FANOUT_BATCH = 500;
+
+export const newMessageId = (): string => `msg_${Date.now().toString(36)}${randomBytes(12).toString('hex')}`;
+
+/** The Standard Webhooks body `{ type, timestamp, data }`; `data` is spliced in as the log stored it. */
+export const webhookPayload = (type: string, occurredAt: string, data: string): string =>
+  `{"type":${JSON.stringify(type)},"timestamp":${JSON.stringify(occurredAt)},"data":${data}}`;
+
+interface EventRow { seq: number; type: string; occurred_at: string; data: string }
+interface Target { id: number; from_seq: number; matches: (type: string) => boolean }
+
+async function insertDeliveries(db: Executor, targets: Target[], events: EventRow[], now: string): Promise<number> {
+  const rows = events.flatMap((e) =>
+    targets
+      .filter((s) => Number(e.seq) > s.from_seq && s.matches(e.type))
+      .map((s) => ({
+        msg_id: newMessageId(), webhook_id: s.id, event_seq: Number(e.seq), event_type: e.type, payload: webhookPayload(e.type, e.occurred_at, e.data),
+        status: 'pending', attempts: 0, next_attempt_at: now, created_at: now, updated_at: now,
+      })),
+  );
+  for (let i = 0; i < rows.length; i += 200) {
+    await db.insertInto('webhook_deliveries').values(rows.slice(i, i + 200)).onConflict((oc) => oc.columns(['webhook_id', 'event_seq']).doNothing()).execute();
+  }
+  return rows.length;
+}
+
+async function enabledTargets(db: Executor): Promise<Target[]> {
+  const subs = await db.selectFrom('webhooks').select(['id', 'events', 'from_seq']).where('enabled', '=', 1).execute();
+  return subs.map((s) => ({ id: Number(s.id), from_seq: Number(s.from_seq), matches: eventMatcher(JSON.parse(s.events) as string[]) }));
+}
+
+/**
+ * Turns events after the fan-out cursor into one pending delivery per matching enabled subscription, and
+ * moves the cursor, in one transaction: a crash leaves either both or neither. Events commit in seq order,
+ * so a cursor never passes an event that is still to commit. Returns how many events it read (a full
+ * batch means there may be more). On PostgreSQL only one node fans out at a time (it holds the cursor
+ * row); the others skip.
+ */
+export async function fanOut(store: Store, now: string, batch = FANOUT_BATCH): Promise<number> {
+  if (store.dialect === 'postgres') await store.db.insertInto('settings').values({ key: FANOUT_CURSOR, value: '' }).onConflict((oc) => oc.column('key').doNothing()).execute();
+  return store.db.transaction().execute(async (trx) => {
+    let stored: string | undefined;
+    if (store.dialect === 'postgres') {
+      // The cursor row, locked to commit, is the baton: a node that finds it taken leaves the work to its holder.
+      const row = await trx.selectFrom('settings').select('value').where('key', '=', FANOUT_CURSOR).forUpdate().skipLocked().executeTakeFirst();
+      if (!row) return 0;
+      stored = row.value || undefined;
+    } else stored = await getSetting(trx, FANOUT_CURSOR);
+    const targets = await enabledTargets(trx);
+    if (targets.length === 0) {
+      // Nothing listens: jump to the head rather than read events no one will get.
+      const head = await headSeq(trx);
+      if (stored !== String(head)) await setSetting(trx, FANOUT_CURSOR, String(head));
+      return 0;
+    }
+    // First run with subscriptions: start where the oldest of them began.
+    const cursor = stored !== undefined ? Number(stored) : Math.min(...targets.map((t) => t.from_seq));
+    const events = await trx.selectFrom('events').select(['seq', 'type', 'occurred_at', 'data']).where('seq', '>', cursor).orderBy('seq').limit(batch).execute();
+    if (events.length === 0) return 0;
+    await insertDeliveries(trx, targets, events, now);
+    await setSetting(trx, FANOUT_CURSOR, String(events[events.length - 1].seq));
+    return events.length;
+  });
+}
+
+/** A delivery taken by this node for one attempt, with what it needs to send it. */
+export interface Claimed {
+  id: number;
+  msgId: string;
+  webhookId: number;
+  payload: string;
+  attempts: number;
+  url: string;
+  secrets: string[];
+}
+
+/**
+ * Takes up to `limit` due deliveries for one attempt each, leased to `node` until `leaseMs` from now. On
+ * PostgreSQL `FOR UPDATE SKIP LOCKED` lets nodes claim side by side without ever taking the same row; a
+ * claimed row is invisible to others until its lease ends (a node that died mid-attempt) or it is released.
+ */
+export async function claimDue(store: Store, node: string, limit: number, leaseMs: number, now = new Date()): Promise<Claimed[]> {
+  if (limit <= 0) return [];
+  const at = now.toISOString();
+  const until = new Date(now.getTime() + leaseMs).toISOString();
+  return store.db.transaction().execute(async (trx) => {
+    let due = trx
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
+      .select('d.id')
+      .where('d.status', '=', 'pending')
+      .where('d.next_attempt_at', '<=', at)
+      .where('w.enabled', '=', 1)
+      .where((eb) => eb.or([eb('d.locked_until', 'is', null), eb('d.locked_until', '<', at)]))
+      .orderBy('d.next_attempt_at')
+      .limit(limit);
+    if (store.dialect === 'postgres') due = due.forUpdate('d').skipLocked();
+    const ids = (await due.execute()).map((r) => Number(r.id));
+    if (ids.length === 0) return [];
+    const rows = await trx
+      .updateTable('webhook_deliveries')
+      .set({ locked_until: until, locked_by: node })
+      .where('id', 'in', ids)
+      .returning(['id', 'msg_id', 'webhook_id', 'payload', 'attempts'])
+      .execute();
+    const subs = await trx.selectFrom('webhooks').select(['id', 'url', 'secret', 'previous_secret', 'previous_secret_expires_at']).where('id', 'in', [...new Set(rows.map((r) => Number(r.webhook_id)))]).execute();
+    const byId = new Map(subs.map((s) => [Number(s.id), s]));
+    return rows.map((r) => {
+      const s = byId.get(Number(r.webhook_id))!;
+      const secrets = s.previous_secret && s.previous_secret_expires_at && s.previous_secret_expires_at > at ? [s.secret, s.previous_secret] : [s.secret];
+      return { id: Number(r.id), msgId: r.msg_id, webhookId: Number(r.webhook_id), payload: r.payload, attempts: Number(r.attempts), url: s.url, secrets };
+    });
+  });
+}
+
+/** When the next unclaimed pending delivery of an enabled subscription falls due, if any. */
+export async function nextDueAt(db: Executor, now = new Date().toISOString()): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
+    .select((eb) => eb.fn.min('d.next_attempt_at').as('at'))
+    .where('d.status', '=', 'pending')
+    .where('w.enabled', '=', 1)
+    .where((eb) => eb.or([eb('d.locked_until', 'is', null), eb('d.locked_until', '<', now)]))
+    .executeTakeFirst();
+  return row?.at ?? undefined;
+}
+
+export interface AttemptRecord {
+  node: string;
+  startedAt: string;
+  durationMs: number;
+  statusCode: number | null;
+  error: string | null;
+  response: string | null;
+}
+
+export type Outcome = { status: 'delivered' } | { status: 'retry'; at: string } | { status: 'failed'; disable?: string };
+
+/**
+ * Logs an attempt and moves its delivery on, in one transaction. The update only applies while this node
+ * still holds the claim, so a lease that ran out and was taken over is not overwritten.
+ */
+export async function finishAttempt(store: Store, c: Claimed, attempt: AttemptRecord, outcome: Outcome, now: string): Promise<void> {
+  await store.db.transaction().execute(async (trx) => {
+    await trx.insertInto('webhook_attempts').values({
+      delivery_id: c.id, webhook_id: c.webhookId, attempt: c.attempts + 1, started_at: attempt.startedAt, duration_ms: attempt.durationMs,
+      status_code: attempt.statusCode, error: attempt.error, response: attempt.response, node: attempt.node,
+    }).execute();
+    await trx
+      .updateTable('webhook_deliveries')
+      .set({
+        status: outcome.status === 'retry' ? 'pending' : outcome.status,
+        attempts: c.attempts + 1,
+        next_attempt_at: outcome.status === 'retry' ? outcome.at : now,
+        locked_until: null,
+        locked_by: null,
+        last_status: attempt.statusCode,
+        last_error: attempt.error,
+        delivered_at: outcome.status === 'delivered' ? now : null,
+        updated_at: now,
+      })
+      .where('id', '=', c.id)
+      .where('locked_by', '=', attempt.node)
+      .execute();
+    if (outcome.status === 'failed' && outcome.disable) {
+      await trx.updateTable('webhooks').set({ enabled: 0, disabled_reason: outcome.disable, disabled_at: now, updated_at: now }).where('id', '=', c.webhookId).where('enabled', '=', 1).execute();
+    }
+  });
+}
+
+/** Extends the claims `node` holds, for attempts still in flight. */
+export async function renewClaims(db: Executor, node: string, until: string): Promise<void> {
+  await db.updateTable('webhook_deliveries').set({ locked_until: until }).where('locked_by', '=', node).where('status', '=', 'pending').execute();
+}
+
+/** Gives a claimed delivery back untried (the node is stopping), so any node takes it at once. */
+export async function release(db: Executor, c: Claimed, node: string): Promise<void> {
+  await db.updateTable('webhook_deliveries').set({ locked_until: null, locked_by: null }).where('id', '=', c.id).where('locked_by', '=', node).execute();
+}
+
+/** Deletes finished deliveries (and their attempts) last touched before `before`; pending ones stay. */
+export async function pruneDeliveries(db: Executor, before: string): Promise<number> {
+  const result = await db.deleteFrom('webhook_deliveries').where('status', '!=', 'pending').where('updated_at', '<', before).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
