@@ -71,9 +71,25 @@ export function changeSetOfEvents(events: ChangeEvent[]): { set: ChangeSet; igno
 /** Rows this transaction changed, with whether each existed before it: what the follower's own events tell. */
 class Touched {
   readonly byCollection = new Map<string, Map<number, boolean>>();
+  /** Items written as the main store sent them and not touched otherwise: their event needs no read-back. */
+  readonly written = new Map<string, Map<number, Row>>();
+  private readonly sideEffects = new Map<string, Set<number>>();
   add(collection: string, id: number, existed: boolean): void {
     const m = entry(this.byCollection, collection, () => new Map<number, boolean>());
     if (!m.has(id)) m.set(id, existed);
+  }
+  /** A row changed other than by writing the main store's state of it (moved aside, cleared, deleted). */
+  side(collection: string, id: number): void {
+    this.add(collection, id, true);
+    entry(this.sideEffects, collection, () => new Set<number>()).add(id);
+  }
+  write(collection: string, id: number, existed: boolean, item: Row): void {
+    this.add(collection, id, existed);
+    entry(this.written, collection, () => new Map<number, Row>()).set(id, item);
+  }
+  /** The item as this store's API shows it, if it is certainly the one written. */
+  asWritten(collection: string, id: number): Row | undefined {
+    return this.sideEffects.get(collection)?.has(id) ? undefined : this.written.get(collection)?.get(id);
   }
   get size(): number {
     let n = 0;
@@ -100,6 +116,16 @@ function comparable(def: ResourceDef, item: Row, field: string): string {
   if (type === 'money') return normalizeMoney(String(v));
   if (type === 'id' || type === 'integer' || type === 'number') return String(Number(v));
   return JSON.stringify(v);
+}
+
+/** The main store's item with exactly the fields of this store's API, in its order: what the follower's API shows once it is written. */
+function shown(def: ResourceDef, item: Row): Row {
+  const out: Row = {};
+  for (const f of def.fields) {
+    const v = item[f.name] ?? null;
+    out[f.name] = v !== null && f.type === 'money' ? normalizeMoney(String(v)) : v;
+  }
+  return out;
 }
 
 function sameItem(def: ResourceDef, stored: Row | undefined, incoming: Row): boolean {
@@ -134,7 +160,7 @@ async function upsertMirror(w: WriteContext, m: Mirror, items: Row[], touched: T
   const current = await currentItems(w.trx, m.def, items.map((i) => Number(i.id)));
   const changed = items.filter((i) => !sameItem(m.def, current.get(Number(i.id)), i));
   if (changed.length === 0) return 0;
-  await upsertDefinitions(w.trx, collection, changed, w.now);
+  await upsertDefinitions(w.trx, w.dialect, collection, changed, w.now);
   if (m.table === 'product_parameters') written.add('parameters');
   if (m.table === 'product_filters') written.add('filters').add('filter_values');
   const rows = await writable(w.trx, m, changed.map((i) => ({ id: Number(i.id), ...m.toRow(i) })));
@@ -147,7 +173,7 @@ async function upsertMirror(w: WriteContext, m: Mirror, items: Row[], touched: T
     const clashing = holders.filter((h) => owner.get(String(h[column])) !== Number(h.id)).map((h) => Number(h.id));
     if (clashing.length === 0) continue;
     await moveAside(w.trx, m.table, column, clashing);
-    for (const id of clashing) touched.add(collection, id, true);
+    for (const id of clashing) touched.side(collection, id);
   }
   for (const [a, b] of m.uniquePairs) {
     const key = (r: Record<string, unknown>) => `${String(r[a])}:${String(r[b])}`;
@@ -157,11 +183,12 @@ async function upsertMirror(w: WriteContext, m: Mirror, items: Row[], touched: T
     if (clashing.length === 0) continue;
     // Values of products are leaves: the one in the way goes, and its own later event brings it back if it lives on.
     await deleteIds(w.trx, m.table, clashing);
-    for (const id of clashing) touched.add(collection, id, true);
+    for (const id of clashing) touched.side(collection, id);
   }
 
-  for (const r of rows) touched.add(collection, r.id, current.has(r.id));
-  await upsertById(w.trx, m.table, rows);
+  const incoming = new Map(changed.map((i) => [Number(i.id), i]));
+  for (const r of rows) touched.write(collection, r.id, current.has(r.id), shown(m.def, incoming.get(r.id)!));
+  await upsertById(w.trx, w.dialect, m.table, rows);
   written.add(m.table);
   return deferred;
 }
@@ -178,11 +205,11 @@ async function deleteMirror(w: WriteContext, m: Mirror, ids: number[], touched: 
     } else {
       // Only a state in between can still point here (the main store refuses such deletes): its next change sets it right.
       await clearColumn(w.trx, other.table, ref.column, dependents);
-      for (const id of dependents) touched.add(other.def.collection, id, true);
+      for (const id of dependents) touched.side(other.def.collection, id);
     }
   }
   await deleteIds(w.trx, m.table, present);
-  for (const id of present) touched.add(m.def.collection, id, true);
+  for (const id of present) touched.side(m.def.collection, id);
 }
 
 /** The follower's own events for what this transaction changed, as its own API now shows each item. */
@@ -192,7 +219,11 @@ async function eventsOf(w: WriteContext, touched: Touched): Promise<NewEvent[]> 
   for (const m of MIRRORS) {
     const rows = touched.byCollection.get(m.def.collection);
     if (!rows?.size) continue;
-    const now = await currentItems(w.trx, m.def, [...rows.keys()]);
+    const now = await currentItems(w.trx, m.def, [...rows.keys()].filter((id) => !touched.asWritten(m.def.collection, id)));
+    for (const id of rows.keys()) {
+      const item = touched.asWritten(m.def.collection, id);
+      if (item) now.set(id, item);
+    }
     const gone: NewEvent[] = [];
     for (const [id, existed] of rows) {
       const item = now.get(id);

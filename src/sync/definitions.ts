@@ -1,4 +1,4 @@
-import type { Trx } from '../db/database.ts';
+import type { Dialect, Trx } from '../db/database.ts';
 import type { Row } from '../listing/resource.ts';
 import { moveAside, rowsWhereIn, upsertById } from './rows.ts';
 import type { RefTable } from './mirrors.ts';
@@ -46,7 +46,7 @@ export const DEFINITIONS: Record<string, Definition[]> = {
 const same = (a: unknown, b: unknown): boolean => String(a ?? '') === String(b ?? '') && (a === null) === (b === null);
 
 /** Creates or corrects the definitions the given value items name; a different local definition with the same name is moved aside. */
-export async function upsertDefinitions(trx: Trx, collection: string, items: Row[], now: string): Promise<void> {
+export async function upsertDefinitions(trx: Trx, dialect: Dialect, collection: string, items: Row[], now: string): Promise<void> {
   for (const d of DEFINITIONS[collection] ?? []) {
     const wanted = new Map<number, Record<string, unknown> & { id: number }>();
     for (const item of items) {
@@ -67,6 +67,6 @@ export async function upsertDefinitions(trx: Trx, collection: string, items: Row
     const clashing = holders.filter((h) => owner.has(key(h)) && owner.get(key(h)) !== Number(h.id)).map((h) => Number(h.id));
     if (clashing.length) await moveAside(trx, d.table, column, clashing);
     // created_at of a definition is not shown by the API: an existing row keeps its own.
-    await upsertById(trx, d.table, changed, ['created_at']);
+    await upsertById(trx, dialect, d.table, changed, ['created_at']);
   }
 }

@@ -1,4 +1,4 @@
-import { sql, type Transaction } from 'kysely';
+import { CompiledQuery, sql, type Transaction } from 'kysely';
 import type { Dialect, Trx } from '../db/database.ts';
 import type { RefTable } from './mirrors.ts';
 
@@ -17,16 +17,29 @@ export function chunks<T>(items: T[], size: number): T[][] {
   return out;
 }
 
-/** Inserts rows with their ids, or updates the given columns (but those in `keep`) of rows that exist. */
-export async function upsertById(trx: Trx, table: RefTable, rows: Array<Record<string, unknown>>, keep: string[] = []): Promise<void> {
+const quote = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+
+/**
+ * Inserts rows with their ids, or updates the given columns (but those in `keep`) of rows that exist. The
+ * statement is written directly rather than through the query builder: a snapshot sends hundreds of
+ * thousands of rows this way, and building a node per value cost more than the database's own work.
+ */
+export async function upsertById(trx: Trx, dialect: Dialect, table: RefTable, rows: Array<Record<string, unknown>>, keep: string[] = []): Promise<void> {
   if (rows.length === 0) return;
-  const columns = Object.keys(rows[0]).filter((c) => c !== 'id' && !keep.includes(c));
-  for (const part of chunks(rows, Math.max(1, Math.floor(MAX_PARAMS / (columns.length + 1))))) {
-    await loose(trx)
-      .insertInto(table)
-      .values(part)
-      .onConflict((oc) => oc.column('id').doUpdateSet(Object.fromEntries(columns.map((c) => [c, sql.ref(`excluded.${c}`)]))))
-      .execute();
+  const columns = Object.keys(rows[0]);
+  const updated = columns.filter((c) => c !== 'id' && !keep.includes(c));
+  const head = `insert into ${quote(table)} (${columns.map(quote).join(', ')}) values `;
+  const tail = ` on conflict (${quote('id')}) do update set ${updated.map((c) => `${quote(c)} = excluded.${quote(c)}`).join(', ')}`;
+  for (const part of chunks(rows, Math.max(1, Math.floor(MAX_PARAMS / columns.length)))) {
+    const params: unknown[] = [];
+    const tuples = part.map((row) => {
+      const marks = columns.map((c) => {
+        params.push(row[c] ?? null);
+        return dialect === 'postgres' ? `$${params.length}` : '?';
+      });
+      return `(${marks.join(', ')})`;
+    });
+    await trx.executeQuery(CompiledQuery.raw(head + tuples.join(', ') + tail, params));
   }
 }
 
