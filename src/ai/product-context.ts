@@ -1,8 +1,8 @@
+import { sql } from 'kysely';
 import type { Executor } from '../db/database.ts';
 import { getOne, listPage } from '../listing/engine.ts';
 import type { ResourceDef, Row } from '../listing/resource.ts';
 import { brands } from '../modules/brands/resource.ts';
-import { categories } from '../modules/categories/resource.ts';
 import { productFilters } from '../modules/product-filters/resource.ts';
 import { productParameters } from '../modules/product-parameters/resource.ts';
 import { products } from '../modules/products/resource.ts';
@@ -40,17 +40,14 @@ async function valuesOf(db: Executor, def: ResourceDef, productId: number): Prom
   return (await listPage(db, def, { limit: MAX_VALUES, filters: { productId: String(productId) } })).data;
 }
 
+/** The names from the root down to the category, in one query (the depth bound also stops a cycle). */
 async function categoryPath(db: Executor, id: number | null): Promise<string[]> {
-  const path: string[] = [];
-  const seen = new Set<number>();
-  for (let at = id; at !== null && !seen.has(at) && path.length < MAX_DEPTH; ) {
-    seen.add(at);
-    const row = await getOne(db, categories, at);
-    if (!row) break;
-    path.unshift(str(row.name));
-    at = row.parentId === null || row.parentId === undefined ? null : Number(row.parentId);
-  }
-  return path;
+  if (id === null) return [];
+  const { rows } = await sql<{ name: string }>`with recursive up(id, parent_id, name, depth) as (
+    select id, parent_id, name, 0 from categories where id = ${id}
+    union all select c.id, c.parent_id, c.name, up.depth + 1 from categories c join up on c.id = up.parent_id where up.depth < ${MAX_DEPTH}
+  ) select name from up order by depth desc`.execute(db);
+  return rows.map((r) => r.name);
 }
 
 /** Loads a product with what belongs to it, through the same resource definitions the API serves; undefined when there is none. */

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { loadProductFacts } from '../../src/ai/product-context.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { dialects } from '../helpers/databases.ts';
 import { problemOf } from '../helpers/problems.ts';
@@ -54,6 +55,28 @@ for (const dialect of await dialects()) {
       const params = (await t.get(`/api/v2/product-parameters?productId=${product.id}`, (await t.credential(['product-parameters:read'])).token)).json().data as Array<{ parameterName: string; value: string }>;
       const measured = params.filter((p) => ['Weight', 'Power', 'Voltage', 'Length'].includes(p.parameterName));
       for (const p of measured) assert.ok(texts.get('product-description')!.includes(p.value), `mentions ${p.parameterName} ${p.value}`);
+    });
+
+    it('gives the engines the product with its brand, category path, parameters and filter values', async () => {
+      const all = (await t.credential(['products:read', 'brands:read', 'categories:read', 'product-parameters:read', 'product-filters:read'])).token;
+      const p = (await t.get(`/api/v2/products/${product.id}`, all)).json();
+      const facts = (await loadProductFacts(t.ctx.store.db, product.id))!;
+      assert.equal(facts.name, p.name);
+      assert.equal(facts.price, p.price);
+      assert.equal(facts.brand?.name, p.brandId === null ? undefined : (await t.get(`/api/v2/brands/${p.brandId}`, all)).json().name);
+      const path: string[] = [];
+      for (let id = p.categoryId; id !== null; ) {
+        const c = (await t.get(`/api/v2/categories/${id}`, all)).json();
+        path.unshift(c.name);
+        id = c.parentId;
+      }
+      assert.ok(path.length >= 2);
+      assert.deepEqual(facts.categoryPath, path);
+      const params = (await t.get(`/api/v2/product-parameters?productId=${product.id}`, all)).json().data;
+      assert.deepEqual(facts.parameters, params.map((x: { parameterName: string; value: string; unit: string | null }) => ({ name: x.parameterName, value: x.value, unit: x.unit })));
+      const filters = (await t.get(`/api/v2/product-filters?productId=${product.id}`, all)).json().data;
+      assert.deepEqual(facts.filters, filters.map((x: { filterName: string; value: string }) => ({ name: x.filterName, value: x.value })));
+      assert.equal(await loadProductFacts(t.ctx.store.db, 999_999), undefined);
     });
 
     it('writes English, Czech, Slovak and German, with the local number and price formats', async () => {
