@@ -38,8 +38,13 @@ const wantsStream = (body: GenerateBody, request: FastifyRequest): boolean =>
   body.stream || /\btext\/event-stream\b/i.test(request.headers.accept ?? '');
 
 /** Why a generation stopped, as the problem to answer: our deadline, the engine's own failure, or a bug. */
-function asProblem(error: unknown, deadline: AbortSignal, request: FastifyRequest): AppError {
+function asProblem(error: unknown, deadline: AbortSignal, gone: AbortSignal, request: FastifyRequest): AppError {
   if (error instanceof AppError && error.code !== 'engine_failed' && error.code !== 'engine_timeout') return error;
+  if (gone.aborted) {
+    // Nobody is left to read the answer; this only ends the handler.
+    request.log.info('text generation stopped: the client left');
+    return new AppError('engine_failed', 'The client closed the connection.');
+  }
   if (deadline.aborted) {
     request.log.warn('text generation timed out');
     return new AppError('engine_timeout', 'The text generation engine did not finish in time.');
@@ -114,7 +119,7 @@ export async function generateRoutes(app: FastifyInstance, ctx: AppContext): Pro
             text += step.value;
           }
         } catch (error) {
-          throw asProblem(error, deadline, request);
+          throw asProblem(error, deadline, gone.signal, request);
         }
       }
 
@@ -123,7 +128,7 @@ export async function generateRoutes(app: FastifyInstance, ctx: AppContext): Pro
       try {
         first = await run.next();
       } catch (error) {
-        throw asProblem(error, deadline, request);
+        throw asProblem(error, deadline, gone.signal, request);
       }
       async function* events(): AsyncGenerator<string> {
         try {
@@ -135,7 +140,7 @@ export async function generateRoutes(app: FastifyInstance, ctx: AppContext): Pro
           yield sseEvent('done', summary(step.value));
         } catch (error) {
           if (gone.signal.aborted) return;
-          const problem = asProblem(error, deadline, request);
+          const problem = asProblem(error, deadline, gone.signal, request);
           yield sseEvent('error', problemBody(ctx.config.publicUrl, String(request.id), problem.code, problem.message, problem.errors));
         } finally {
           // A client that left stops the engine (its generator's cleanup aborts the generation).

@@ -135,10 +135,12 @@ describe('openai engine: failures are 502 and 504 problems, never a hang', () =>
     assert.equal((last.data as { status: number }).status, 504);
   });
 
-  it('a client that disconnects stops the generation upstream', async () => {
+  it('a client that disconnects stops the generation upstream, streamed or not', async () => {
     let sent = 0;
     let closedAt = 0;
     const slow = await serve((_req, res) => {
+      sent = 0;
+      closedAt = 0;
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       const timer = setInterval(() => {
         res.write(chunk(` word${++sent}`));
@@ -155,23 +157,35 @@ describe('openai engine: failures are 502 and 504 problems, never a hang', () =>
     const { t, token } = await open({ AI_BASE_URL: slow.url });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = t.app.server.address() as AddressInfo;
-    const leftAt = await new Promise<number>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, path: '/api/v2/ai/generate', method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } }, (res) => {
-        assert.equal(res.statusCode, 200);
-        res.on('data', (data: Buffer) => {
-          if (data.toString().includes('event: token')) {
-            req.destroy();
-            resolve(Date.now());
-          }
+    for (const stream of [true, false]) {
+      const leftAt = await new Promise<number>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port, path: '/api/v2/ai/generate', method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } }, (res) => {
+          assert.equal(res.statusCode, 200);
+          res.on('data', (data: Buffer) => {
+            if (data.toString().includes('event: token')) {
+              req.destroy();
+              resolve(Date.now());
+            }
+          });
         });
+        req.on('error', (e) => (e.message.includes('socket hang up') || e.message.includes('aborted') ? undefined : reject(e)));
+        req.end(JSON.stringify({ task: 'summary', productId: 1, stream }));
+        if (!stream) {
+          // A JSON answer comes only at the end: leave once the engine is busy generating.
+          const wait = setInterval(() => {
+            if (sent >= 3) {
+              clearInterval(wait);
+              req.destroy();
+              resolve(Date.now());
+            }
+          }, 5);
+        }
       });
-      req.on('error', (e) => (e.message.includes('socket hang up') || e.message.includes('aborted') ? undefined : reject(e)));
-      req.end(JSON.stringify({ task: 'summary', productId: 1, stream: true }));
-    });
-    for (let i = 0; i < 100 && !closedAt; i++) await new Promise((r) => setTimeout(r, 20));
-    assert.ok(closedAt > 0, 'the engine server saw its request closed');
-    assert.ok(closedAt - leftAt < 1000, `upstream closed ${closedAt - leftAt} ms after the client left`);
-    assert.ok(sent < 100, `generation stopped early (${sent} of 500 chunks)`);
+      for (let i = 0; i < 100 && !closedAt; i++) await new Promise((r) => setTimeout(r, 20));
+      assert.ok(closedAt > 0, `stream=${stream}: the engine server saw its request closed`);
+      assert.ok(closedAt - leftAt < 1000, `stream=${stream}: upstream closed ${closedAt - leftAt} ms after the client left`);
+      assert.ok(sent < 100, `stream=${stream}: generation stopped early (${sent} of 500 chunks)`);
+    }
   });
 
   it('refuses to start without AI_MODEL or a server, and with an unknown engine', async () => {
