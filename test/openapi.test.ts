@@ -63,7 +63,10 @@ for (const dialect of await dialects()) {
         const ok = schemaOf(list, '200') as { properties: { data: { items: { $ref: string } }; pagination: { $ref: string } } };
         assert.equal(ok.properties.data.items.$ref, `#/components/schemas/${itemSchemaId(def)}`);
         assert.equal(ok.properties.pagination.$ref, '#/components/schemas/Pagination');
-        for (const status of ['400', '401', '403', '429']) assert.equal((schemaOf(list, status) as { $ref: string }).$ref, '#/components/schemas/Problem', `${def.collection} ${status}`);
+        for (const status of ['400', '401', '403', '429']) {
+          assert.equal((schemaOf(list, status) as { $ref: string }).$ref, '#/components/schemas/Problem', `${def.collection} ${status}`);
+          assert.deepEqual(Object.keys(list.responses[status].content!), ['application/problem+json'], 'problems are documented with their media type');
+        }
 
         const item = doc.paths[`/api/v2/${def.collection}/{id}`]?.get;
         assert.ok(item, `${def.collection}/{id}`);

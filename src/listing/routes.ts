@@ -12,7 +12,9 @@ import '../http/types.ts';
 
 const CONTROL = new Set(['limit', 'cursor', 'sort', 'includeTotal', 'format', 'delimiter', 'bom']);
 
-export const errorResponses = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, { $ref: 'Problem#' }]));
+// Problems are served as application/problem+json (RFC 9457), so the document says so.
+export const errorResponses = (...statuses: number[]) =>
+  Object.fromEntries(statuses.map((s) => [s, { description: 'An RFC 9457 problem; `code` is stable (see /problems).', content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } } }]));
 
 export function toListRequest(query: Record<string, unknown>): ListRequest {
   const filters: Record<string, string> = {};
