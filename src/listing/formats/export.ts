@@ -16,7 +16,7 @@ interface Sink {
 /** Bytes the response stream holds before the export waits for the client. */
 const OUT_BUFFER = 1 << 20;
 /** What one batch should come to; the next batch's row count follows from the last one's size. */
-const BATCH_CHARS = 1 << 20;
+const BATCH_CHARS = 1 << 18;
 
 function csvSink(out: PassThrough, layout: ExportLayout, options: CsvOptions): Sink {
   const encoder = new CsvEncoder(layout.columns, options);
