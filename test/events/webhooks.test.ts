@@ -126,6 +126,15 @@ for (const dialect of await dialects()) {
       await new Promise((r) => setTimeout(r, 600));
       assert.equal(receiver.received.length, 1, 'nothing more is sent, not even a retry');
       assert.equal((await deliveries(sub.id, '?status=failed')).length, 1);
+
+      // Enabled again, it gets events from then on; what happened meanwhile waits for a replay.
+      receiver.respond = () => 200;
+      assert.equal((await t.admin('PATCH', `/admin/api/webhooks/${sub.id}`, { enabled: true })).json().enabled, true);
+      await brand('Gone brand 3');
+      await receiver.waitFor(() => receiver.accepted.size === 1, 5000, 'the event after enabling');
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(receiver.received.length, 2);
+      assert.equal(verify(sub.secret, receiver.received[1]).data.name, 'Gone brand 3');
     });
 
     it('disables a subscription that fails for the whole schedule, keeps why, and replays after it is enabled', async () => {

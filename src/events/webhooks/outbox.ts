@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Executor, Store } from '../../db/database.ts';
 import { getSetting, setSetting } from '../../db/settings.ts';
-import { headSeq } from '../log.ts';
 import { eventMatcher } from './patterns.ts';
 
 /** The last event seq turned into deliveries. */
@@ -55,14 +54,11 @@ export async function fanOut(store: Store, now: string, batch = FANOUT_BATCH): P
       stored = row.value || undefined;
     } else stored = await getSetting(trx, FANOUT_CURSOR);
     const targets = await enabledTargets(trx);
-    if (targets.length === 0) {
-      // Nothing listens: jump to the head rather than read events no one will get.
-      const head = await headSeq(trx);
-      if (stored !== String(head)) await setSetting(trx, FANOUT_CURSOR, String(head));
-      return 0;
-    }
-    // First run with subscriptions: start where the oldest of them began.
-    const cursor = stored !== undefined ? Number(stored) : Math.min(...targets.map((t) => t.from_seq));
+    // Nothing listens: no work, and no write (this runs after every write of the store).
+    if (targets.length === 0) return 0;
+    // No subscription wants events at or before the oldest `from_seq`, so the cursor may jump there (after
+    // a time without subscriptions, or on the first run).
+    const cursor = Math.max(stored !== undefined ? Number(stored) : 0, Math.min(...targets.map((t) => t.from_seq)));
     const events = await trx.selectFrom('events').select(['seq', 'type', 'occurred_at', 'data']).where('seq', '>', cursor).orderBy('seq').limit(batch).execute();
     if (events.length === 0) return 0;
     await insertDeliveries(trx, targets, events, now);

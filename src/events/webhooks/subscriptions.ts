@@ -102,14 +102,17 @@ export async function getWebhook(db: Executor, id: number): Promise<Webhook> {
   return toWebhook(await findRow(db, id));
 }
 
-/** Changes the fields given; enabling clears the reason it was disabled. */
+/**
+ * Changes the fields given. Enabling a disabled subscription clears why it was disabled, and it gets the
+ * events from then on (its pending deliveries resume; `replay` with `since` sends what happened meanwhile).
+ */
 export async function updateWebhook(db: Executor, id: number, input: WebhookInput, allowPrivate: boolean): Promise<Webhook> {
-  await findRow(db, id);
+  const row = await findRow(db, id);
   const set: Partial<Row> = { updated_at: nowIso() };
   if (input.url !== undefined) set.url = await checkUrl(input.url, allowPrivate);
   if (input.events !== undefined) set.events = JSON.stringify(checkEvents(input.events));
   if (input.description !== undefined) set.description = input.description;
-  if (input.enabled === true) Object.assign(set, { enabled: 1, disabled_reason: null, disabled_at: null });
+  if (input.enabled === true && !row.enabled) Object.assign(set, { enabled: 1, disabled_reason: null, disabled_at: null, from_seq: await headSeq(db) });
   if (input.enabled === false) Object.assign(set, { enabled: 0, disabled_reason: 'disabled by the administrator', disabled_at: set.updated_at });
   await db.updateTable('webhooks').set(set).where('id', '=', id).execute();
   return getWebhook(db, id);

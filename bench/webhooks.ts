@@ -1,0 +1,171 @@
+// `npm run bench:webhooks [-- --options]`: webhook delivery on SQLite and PostgreSQL, against `store-api serve`
+// as an operator runs it and a receiver on 127.0.0.1 that answers 200 at once.
+//  1. Throughput and delay: N writes through the admin API (8 at a time); events/s from the first write to the
+//     last 2xx, and p50/p99 of the delay from each write's transaction (its event's occurredAt) to its 2xx.
+//  2. Read API under delivery: autocannon on /api/v2/products?limit=100 alone, beside 100 writes/s with no
+//     subscription, and beside 100 writes/s each delivered (the last two differ by the delivery work only).
+// Options: --writes 1000 --rate 100 --duration 10 --connections 20 --backends sqlite,postgres --products 2000.
+// See README, "Changes feed and webhooks".
+import http from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { numberOption, parseArgs } from './lib/args.ts';
+import { runLoad, type LoadResult } from './lib/load.ts';
+import { freePort } from './lib/ports.ts';
+import { createBenchDatabase, dropBenchDatabase } from './lib/postgres.ts';
+import { runMeasured, startServer, type Server } from './lib/processes.ts';
+import { round, table } from './lib/report.ts';
+
+const CLI = join(import.meta.dirname, '..', 'bin', 'store-api.js');
+const ADMIN = 'bench-webhooks-admin';
+const say = (line: string) => process.stdout.write(`${line}\n`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const { options } = parseArgs(process.argv.slice(2));
+const writes = numberOption(options, 'writes', 1000);
+const rate = numberOption(options, 'rate', 100);
+const duration = numberOption(options, 'duration', 10);
+const connections = numberOption(options, 'connections', 20);
+const products = numberOption(options, 'products', 2000);
+const backends = (options.get('backends') ?? 'sqlite,postgres').split(',');
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+/** Answers 200 at once and notes when each event arrived, by webhook-id (a retry would count once). */
+function receiver(): Promise<{ url: string; arrivals: Map<string, { at: number; occurredAt: number }>; close(): Promise<void> }> {
+  const arrivals = new Map<string, { at: number; occurredAt: number }>();
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const at = Date.now();
+      res.writeHead(200).end();
+      const body = JSON.parse(Buffer.concat(chunks).toString()) as { timestamp: string };
+      const id = String(req.headers['webhook-id']);
+      if (!arrivals.has(id)) arrivals.set(id, { at, occurredAt: Date.parse(body.timestamp) });
+    });
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      resolve({ url: `http://127.0.0.1:${port}/hook`, arrivals, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) });
+    }),
+  );
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+function request(base: string, method: string, path: string, body: unknown, headers: Record<string, string> = { authorization: `Bearer ${ADMIN}` }): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const req = http.request(`${base}${path}`, { method, agent, headers: { ...headers, ...(payload ? { 'content-type': 'application/json' } : {}) } }, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+async function brand(base: string, name: string): Promise<void> {
+  const res = await request(base, 'POST', '/admin/api/brands', { name });
+  if (res.status !== 201) throw new Error(`write failed: ${res.status} ${res.body}`);
+}
+
+/** Writes `rate` brands per second for `seconds`, without waiting for one before the next is due. */
+async function pacedWrites(base: string, tag: string, seconds: number): Promise<number> {
+  const pending: Array<Promise<void>> = [];
+  const started = performance.now();
+  for (let i = 0; performance.now() - started < seconds * 1000; i++) {
+    pending.push(brand(base, `${tag} ${i}`));
+    const next = started + ((i + 1) * 1000) / rate;
+    await sleep(Math.max(0, next - performance.now()));
+  }
+  await Promise.all(pending);
+  return pending.length;
+}
+
+interface Backend {
+  url: string;
+  drop(): Promise<void>;
+}
+
+async function database(kind: string): Promise<Backend> {
+  if (kind === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'store-api-bench-webhooks-'));
+    return { url: `sqlite:${join(dir, 'store.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const created = await createBenchDatabase();
+  return { url: created.url, drop: () => dropBenchDatabase(created.name) };
+}
+
+const rows: Array<Array<string | number>> = [];
+const reads: Array<Array<string | number>> = [];
+for (const kind of backends) {
+  const db = await database(kind);
+  let server: Server | undefined;
+  const hooks = await receiver();
+  try {
+    say(`\n${kind}: seeding ${products} products …`);
+    await runMeasured(process.execPath, [CLI, '--database', db.url, 'seed', '--products', String(products), '--orders', '0', '--json']);
+    const credential = JSON.parse((await runMeasured(process.execPath, [CLI, '--database', db.url, 'credentials', 'create', '--name', 'bench', '--scopes', 'products:read', '--json'])).stdout) as { clientId: string; clientSecret: string };
+    const port = await freePort();
+    server = await startServer(`${kind} server`, process.execPath, [CLI, 'serve'], {
+      DATABASE_URL: db.url, PORT: String(port), ADMIN_TOKEN: ADMIN, WEBHOOK_ALLOW_PRIVATE: 'true', RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000', LOG_LEVEL: 'warn',
+    }, `http://127.0.0.1:${port}/healthz`);
+    const base = server.url;
+    const token = JSON.parse((await request(base, 'POST', '/oauth/token', { grant_type: 'client_credentials', client_id: credential.clientId, client_secret: credential.clientSecret }, {})).body).access_token as string;
+
+    // 1. Throughput and delay.
+    const sub = JSON.parse((await request(base, 'POST', '/admin/api/webhooks', { url: hooks.url, events: ['brand.*'] })).body) as { id: number };
+    say(`${kind}: ${writes} writes, 8 at a time, each delivered …`);
+    const started = Date.now();
+    let next = 0;
+    await Promise.all(Array.from({ length: 8 }, async () => {
+      while (next < writes) await brand(base, `Bench brand ${next++}`);
+    }));
+    const written = Date.now();
+    while (hooks.arrivals.size < writes) {
+      if (Date.now() - written > 60_000) throw new Error(`only ${hooks.arrivals.size} of ${writes} deliveries arrived`);
+      await sleep(5);
+    }
+    const arrivals = [...hooks.arrivals.values()];
+    const last = Math.max(...arrivals.map((a) => a.at));
+    const delays = arrivals.map((a) => a.at - a.occurredAt).sort((a, b) => a - b);
+    rows.push([kind, writes, round(writes / ((written - started) / 1000)), round(writes / ((last - started) / 1000)), round(percentile(delays, 50), 1), round(percentile(delays, 99), 1), delays[delays.length - 1]]);
+    say(`  events/s ${rows.at(-1)![3]}, delay p50 ${rows.at(-1)![4]} ms, p99 ${rows.at(-1)![5]} ms`);
+
+    // 2. The read API alone, beside writes, and beside writes that are delivered.
+    const load = (): Promise<LoadResult> => runLoad({ url: `${base}/api/v2/products?limit=100`, headers: { authorization: `Bearer ${token}` }, connections, duration, warmup: 2 });
+    await request(base, 'PATCH', `/admin/api/webhooks/${sub.id}`, { enabled: false });
+    say(`${kind}: read API alone …`);
+    const alone = await load();
+    say(`${kind}: read API beside ${rate} writes/s, no subscription …`);
+    const [plain] = await Promise.all([load(), pacedWrites(base, 'Plain', duration + 2)]);
+    await request(base, 'PATCH', `/admin/api/webhooks/${sub.id}`, { enabled: true });
+    hooks.arrivals.clear();
+    say(`${kind}: read API beside ${rate} writes/s, each delivered …`);
+    const [delivered, sent] = await Promise.all([load(), pacedWrites(base, 'Delivered', duration + 2)]);
+    const paced = Date.now();
+    while (hooks.arrivals.size < sent) {
+      if (Date.now() - paced > 60_000) throw new Error(`only ${hooks.arrivals.size} of ${sent} deliveries arrived`);
+      await sleep(10);
+    }
+    const lag = [...hooks.arrivals.values()].map((a) => a.at - a.occurredAt).sort((a, b) => a - b);
+    reads.push([kind, round(alone.rps), round(plain.rps), round(delivered.rps), `${round((1 - delivered.rps / plain.rps) * 100, 1)} %`, `${round((1 - delivered.rps / alone.rps) * 100, 1)} %`, round(percentile(lag, 99), 1)]);
+  } finally {
+    await server?.stop();
+    await hooks.close();
+    await db.drop();
+  }
+}
+
+say('\nDelivery: writes through the admin API, each event delivered to a receiver on 127.0.0.1 answering 200 at once.');
+say('Delay = from the write\'s transaction (the event\'s occurredAt) to the receiver having the request.\n');
+say(table(['backend', 'writes', 'writes/s', 'events/s delivered', 'delay p50 ms', 'delay p99 ms', 'max ms'], rows));
+say(`\nRead API (${connections} connections, ${duration} s, GET /api/v2/products?limit=100) beside ${rate} writes/s.\n`);
+say(table(['backend', 'alone req/s', `+ ${rate} writes/s req/s`, '+ writes delivered req/s', 'cost of delivery', 'cost of writes + delivery', 'delivery p99 ms'], reads));
+agent.destroy();
