@@ -4,15 +4,15 @@
 // SQLite and PostgreSQL. See README, "Synchronisation". Options: --products 100000 --samples 200
 // --followers sqlite,postgres --fresh (seed the main store again) --dir <cache dir for the seeded main store>.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { numberOption, parseArgs } from './lib/args.ts';
 import { freePort } from './lib/ports.ts';
 import { createBenchDatabase, dropBenchDatabase } from './lib/postgres.ts';
-import { runMeasured, startServer, type Server } from './lib/processes.ts';
+import { runMeasured, startServer, watchPeakRss, type Server } from './lib/processes.ts';
 import { round, table } from './lib/report.ts';
 
 const CLI = join(import.meta.dirname, '..', 'bin', 'store-api.js');
@@ -49,6 +49,40 @@ async function mainStore(): Promise<string> {
   await cli(['--database', `sqlite:${file}`, 'seed', '--products', String(products), '--orders', '0', '--json']);
   say(`  seeded in ${((Date.now() - started) / 1000).toFixed(0)} s`);
   return file;
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux; clock ticks of 1/100 s). */
+function cpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+/** Runs `store-api sync` to the end: wall time, peak RSS and CPU time of the follower process. */
+function measuredSync(args: string[], env: Record<string, string>): Promise<{ stdout: string; seconds: number; peakRssMb: number; cpu: number }> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const rss = watchPeakRss(child.pid!);
+    let cpu = 0;
+    const timer = setInterval(() => {
+      const now = cpuSeconds(child.pid!);
+      if (!Number.isNaN(now)) cpu = now;
+    }, 100);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+    child.on('exit', (code) => {
+      clearInterval(timer);
+      rss.stop();
+      if (code !== 0) return reject(new Error(`sync exited with ${code}: ${stderr}`));
+      resolve({ stdout, seconds: (performance.now() - started) / 1000, peakRssMb: rss.peakMb(), cpu });
+    });
+  });
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -113,10 +147,12 @@ try {
     const db = await followerDb(kind);
     try {
       say(`\n${kind} follower: initial sync of ${products} products from ${main.url} …`);
-      const initial = await runMeasured(process.execPath, [CLI, 'sync', '--from', main.url, '--json'], { ...syncEnv, DATABASE_URL: db.url });
+      const mainCpu = cpuSeconds(main.child.pid!);
+      const initial = await measuredSync(['sync', '--from', main.url, '--json'], { ...syncEnv, DATABASE_URL: db.url });
+      const mainUsed = cpuSeconds(main.child.pid!) - mainCpu;
       const outcome = JSON.parse(initial.stdout) as { snapshot: { items: number } };
       const counts = await db.counts();
-      say(`  ${outcome.snapshot.items} items in ${initial.seconds.toFixed(1)} s, peak RSS ${initial.peakRssMb} MB; ${JSON.stringify(counts)}`);
+      say(`  ${outcome.snapshot.items} items in ${initial.seconds.toFixed(1)} s, peak RSS ${initial.peakRssMb} MB; CPU: follower ${initial.cpu.toFixed(1)} s, main store ${mainUsed.toFixed(1)} s; ${JSON.stringify(counts)}`);
 
       // Steady state: a follower running (`sync --follow`), one write at a time on the main store, timed until its row changed on the follower.
       const follower = spawn(process.execPath, [CLI, 'sync', '--follow', '--from', main.url], { env: { ...process.env, ...syncEnv, DATABASE_URL: db.url }, stdio: 'ignore' });
@@ -141,7 +177,7 @@ try {
       lags.sort((a, b) => a - b);
       const [p50, p99] = [percentile(lags, 50), percentile(lags, 99)];
       say(`  lag over ${samples} writes: p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${lags[lags.length - 1].toFixed(1)} ms`);
-      results.push([kind, outcome.snapshot.items, round(initial.seconds, 1), initial.peakRssMb, round(p50, 1), round(p99, 1)]);
+      results.push([kind, outcome.snapshot.items, round(initial.seconds, 1), round(initial.cpu, 1), round(mainUsed, 1), initial.peakRssMb, round(p50, 1), round(p99, 1)]);
     } finally {
       await db.drop();
     }
@@ -152,4 +188,5 @@ try {
 
 say('');
 say(`Main store: SQLite, ${products} products (with parameter and filter values), served by \`store-api serve\` on this machine.`);
-say(table(['follower', 'items copied', 'initial sync s', 'peak RSS MB', 'lag p50 ms', 'lag p99 ms'], results));
+say(`Load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(' ')} (${cpus().length} cores; other work on the machine slows the wall times, not the CPU times).`);
+say(table(['follower', 'items copied', 'initial sync s', 'follower CPU s', 'main store CPU s', 'follower peak RSS MB', 'lag p50 ms', 'lag p99 ms'], results));
