@@ -122,7 +122,8 @@ for (const dialect of await dialects()) {
     it('answers every admin route without the admin token with 401', async () => {
       const apiToken = full.get('products:read')!;
       for (const route of adminRoutes) {
-        for (const headers of [{}, { authorization: 'Bearer wrong-admin-token' }, { authorization: `Bearer ${apiToken}` }, { authorization: 'Basic dGVzdC1hZG1pbi10b2tlbjo=' }]) {
+        const cases: Array<Record<string, string>> = [{}, { authorization: 'Bearer wrong-admin-token' }, { authorization: `Bearer ${apiToken}` }, { authorization: 'Basic dGVzdC1hZG1pbi10b2tlbjo=' }];
+        for (const headers of cases) {
           const res = await call(route, headers);
           problemOf(res, 401, 'invalid_token');
           assert.match(String(res.headers['www-authenticate']), /^Bearer realm="store-api-admin", error="invalid_token"/);
