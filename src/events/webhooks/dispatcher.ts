@@ -5,11 +5,12 @@ import type { Config } from '../../config.ts';
 import { nowIso, type Store } from '../../db/database.ts';
 import type { EventBus } from '../bus.ts';
 import { EventSignal } from '../signal.ts';
-import { claimDue, fanOut, FANOUT_BATCH, finishAttempt, nextDueAt, release, renewClaims, type Claimed, type Outcome } from './outbox.ts';
+import { anyEnabled, claimDue, fanOut, FANOUT_BATCH, finishAttempt, nextDueAt, release, renewClaims, type Claimed, type Outcome } from './outbox.ts';
 import { retryDelayMs, scheduleSpan } from './schedule.ts';
 import { createSender, DELIVERY_TIMEOUT_MS, type Sender } from './send.ts';
 
 const MIN_WAIT_MS = 2;
+const COALESCE_MS = 5;
 
 export interface DispatcherDeps {
   store: Store;
@@ -78,36 +79,45 @@ export class WebhookDispatcher {
     this.kick?.abort();
   }
 
+  /** One pass: fan out, claim what is due and can be sent now. Returns how long to wait before the next. */
+  private async pass(): Promise<number> {
+    const { store, config } = this.deps;
+    // Without an enabled subscription a pass is one indexed read, not the transactions below.
+    if (!(await anyEnabled(store.db))) return config.webhooks.pollMs;
+    while ((await fanOut(store, nowIso())) === FANOUT_BATCH && !this.stopping);
+    const free = this.concurrency - this.inFlight.size;
+    const claimed = this.stopping ? [] : await claimDue(store, this.node, free, this.leaseMs);
+    for (const c of claimed) this.launch(c);
+    if (claimed.length > 0 && claimed.length === free) return 0;
+    // With every slot busy, a finishing attempt wakes the loop; otherwise the next due row does.
+    const due = this.inFlight.size < this.concurrency ? await nextDueAt(store.db) : undefined;
+    return due ? Math.min(config.webhooks.pollMs, Date.parse(due) - Date.now()) : config.webhooks.pollMs;
+  }
+
   private async run(): Promise<void> {
-    const { store, config, log } = this.deps;
     let failures = 0;
     while (!this.stopping) {
       const generation = this.signal.generation;
       this.kicked = false;
-      let delay = config.webhooks.pollMs;
+      let delay: number;
       try {
-        while ((await fanOut(store, nowIso())) === FANOUT_BATCH && !this.stopping);
-        const free = this.concurrency - this.inFlight.size;
-        const claimed = this.stopping ? [] : await claimDue(store, this.node, free, this.leaseMs);
-        for (const c of claimed) this.launch(c);
+        delay = await this.pass();
         failures = 0;
-        if (claimed.length > 0 && claimed.length === free) continue;
-        // With every slot busy, a finishing attempt wakes the loop; otherwise the next due row does.
-        const due = this.inFlight.size < this.concurrency ? await nextDueAt(store.db) : undefined;
-        if (due) delay = Math.min(delay, Date.parse(due) - Date.now());
       } catch (err) {
         if (this.stopping) break;
         failures++;
-        log?.warn({ err }, 'webhook dispatcher pass failed');
+        this.deps.log?.warn({ err }, 'webhook dispatcher pass failed');
         delay = Math.min(30_000, 500 * 2 ** Math.min(failures, 6));
       }
       if (this.stopping) break;
-      if (this.kicked) continue;
+      if (this.kicked || delay <= 0) continue;
       this.kick = new AbortController();
       // Never less than a timer tick: on SQLite every query resolves in microtasks, and a loop that never
       // waited on a timer would starve the sockets of the attempts in flight.
       await this.signal.wait(generation, Math.max(MIN_WAIT_MS, delay), this.kick.signal);
       this.kick = undefined;
+      // Events of a burst of writes are fanned out and claimed together rather than one pass each.
+      if (this.signal.generation !== generation) await new Promise((r) => setTimeout(r, COALESCE_MS));
     }
   }
 

@@ -36,6 +36,13 @@ async function enabledTargets(db: Executor): Promise<Target[]> {
   return subs.map((s) => ({ id: Number(s.id), from_seq: Number(s.from_seq), matches: eventMatcher(JSON.parse(s.events) as string[]) }));
 }
 
+/** Whether any subscription is enabled: without one the dispatcher has nothing to do. */
+export async function anyEnabled(db: Executor): Promise<boolean> {
+  return (await db.selectFrom('webhooks').select('id').where('enabled', '=', 1).limit(1).executeTakeFirst()) !== undefined;
+}
+
+const cursorRowMade = new WeakSet<Store>();
+
 /**
  * Turns events after the fan-out cursor into one pending delivery per matching enabled subscription, and
  * moves the cursor, in one transaction: a crash leaves either both or neither. Events commit in seq order,
@@ -44,7 +51,10 @@ async function enabledTargets(db: Executor): Promise<Target[]> {
  * row); the others skip.
  */
 export async function fanOut(store: Store, now: string, batch = FANOUT_BATCH): Promise<number> {
-  if (store.dialect === 'postgres') await store.db.insertInto('settings').values({ key: FANOUT_CURSOR, value: '' }).onConflict((oc) => oc.column('key').doNothing()).execute();
+  if (store.dialect === 'postgres' && !cursorRowMade.has(store)) {
+    await store.db.insertInto('settings').values({ key: FANOUT_CURSOR, value: '' }).onConflict((oc) => oc.column('key').doNothing()).execute();
+    cursorRowMade.add(store);
+  }
   return store.db.transaction().execute(async (trx) => {
     let stored: string | undefined;
     if (store.dialect === 'postgres') {
