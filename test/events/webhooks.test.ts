@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
+import { pruneOnce } from '../../src/events/pruner.ts';
 import { WebhookDispatcher } from '../../src/events/webhooks/dispatcher.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { dialects } from '../helpers/databases.ts';
@@ -275,6 +276,21 @@ for (const dialect of await dialects()) {
       const ok = await strict.admin('POST', '/admin/api/webhooks', { url: 'http://93.184.215.14/hook', events: ['*'] });
       assert.equal(ok.statusCode, 201);
       assert.equal((await strict.admin('DELETE', `/admin/api/webhooks/${ok.json().id}`)).statusCode, 204);
+    });
+
+    it('prunes finished deliveries and their attempts past the retention, and keeps pending ones', async () => {
+      const db = t.ctx.store.db;
+      const { id } = (await t.admin('POST', '/admin/api/webhooks', { url: 'http://127.0.0.1:9/prune', events: ['*'] })).json();
+      const old = new Date(Date.now() - 40 * 86_400_000).toISOString();
+      const row = (seq: number, status: string) => ({ msg_id: `msg_prune${seq}`, webhook_id: id, event_seq: seq, event_type: 'brand.updated', payload: '{}', status, attempts: 1, next_attempt_at: old, created_at: old, updated_at: old });
+      await db.insertInto('webhook_deliveries').values([row(1, 'delivered'), row(2, 'failed'), row(3, 'pending')]).execute();
+      const delivered = await db.selectFrom('webhook_deliveries').select('id').where('msg_id', '=', 'msg_prune1').executeTakeFirstOrThrow();
+      await db.insertInto('webhook_attempts').values({ delivery_id: delivered.id, webhook_id: id, attempt: 1, started_at: old, duration_ms: 3, status_code: 200, error: null, response: null, node: 'n' }).execute();
+      await pruneOnce(t.ctx);
+      const left = await db.selectFrom('webhook_deliveries').select('msg_id').where('webhook_id', '=', id).execute();
+      assert.deepEqual(left.map((r) => r.msg_id), ['msg_prune3']);
+      assert.equal((await db.selectFrom('webhook_attempts').select('id').where('webhook_id', '=', id).execute()).length, 0);
+      await t.admin('DELETE', `/admin/api/webhooks/${id}`);
     });
 
     it('refuses a private target at delivery time too, and logs why', async () => {
