@@ -77,13 +77,14 @@ function xmlText(value: string): string {
   return `<is><t${space}>${s}</t></is>`;
 }
 
-type RenderCell = (ref: string, value: unknown) => string;
+/** Renders one cell; `at` is its ` r="B7"` reference (optional in the standard, but ExcelJS's reader and others need it). */
+type RenderCell = (at: string, value: unknown) => string;
 
 function cellRenderer(type: CellType, styles: { date: number; money: number }): RenderCell {
-  const text: RenderCell = (ref, v) => `<c r="${ref}" t="inlineStr">${xmlText(typeof v === 'string' ? v : type === 'json' ? JSON.stringify(v) : String(v))}</c>`;
-  const number = (style: string): RenderCell => (ref, v) => {
+  const text: RenderCell = (at, v) => `<c${at} t="inlineStr">${xmlText(typeof v === 'string' ? v : type === 'json' ? JSON.stringify(v) : String(v))}</c>`;
+  const number = (style: string): RenderCell => (at, v) => {
     const n = typeof v === 'number' ? v : Number(v);
-    return Number.isFinite(n) ? `<c r="${ref}"${style}><v>${n}</v></c>` : text(ref, v);
+    return Number.isFinite(n) ? `<c${at}${style}><v>${n}</v></c>` : text(at, v);
   };
   switch (type) {
     case 'integer':
@@ -92,9 +93,9 @@ function cellRenderer(type: CellType, styles: { date: number; money: number }): 
     case 'money':
       return number(` s="${styles.money}"`);
     case 'datetime':
-      return (ref, v) => {
+      return (at, v) => {
         const ms = Date.parse(String(v));
-        return Number.isNaN(ms) ? text(ref, v) : `<c r="${ref}" s="${styles.date}"><v>${UNIX_EPOCH_SERIAL + ms / DAY_MS}</v></c>`;
+        return Number.isNaN(ms) ? text(at, v) : `<c${at} s="${styles.date}"><v>${UNIX_EPOCH_SERIAL + ms / DAY_MS}</v></c>`;
       };
     default:
       return text;
@@ -181,7 +182,7 @@ export class XlsxExportWriter {
       xml += `<row r="${num}">`;
       for (let i = 0; i < n; i++) {
         const v = row[i];
-        if (v !== null && v !== undefined) xml += renderers[i](letters[i] + num, v);
+        if (v !== null && v !== undefined) xml += renderers[i](` r="${letters[i]}${num}"`, v);
       }
       xml += '</row>';
     }
