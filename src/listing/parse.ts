@@ -32,8 +32,11 @@ const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(\.\d{
 
 /** Milliseconds of a UTC calendar date and time, or NaN when a part is out of range (Feb 30, 24:00). */
 function utcMillis(year: number, month: number, day: number, hour = 0, minute = 0, second = 0): number {
-  const ms = Date.UTC(year, month - 1, day, hour, minute, second);
-  const d = new Date(ms);
+  // setUTCFullYear, unlike Date.UTC, takes years below 100 literally ("0001-01-01" is a common "since ever").
+  const d = new Date(0);
+  d.setUTCFullYear(year, month - 1, day);
+  d.setUTCHours(hour, minute, second, 0);
+  const ms = d.getTime();
   const same = d.getUTCFullYear() === year && d.getUTCMonth() === month - 1 && d.getUTCDate() === day &&
     d.getUTCHours() === hour && d.getUTCMinutes() === minute && d.getUTCSeconds() === second;
   return same ? ms : NaN;

@@ -185,6 +185,7 @@ for (const dialect of await dialects()) {
           const day = pivot.slice(0, 10);
           assert.deepEqual(sortedIds(await allIds(`${url}?updatedSince=${day}`)), atOrAfter(`${day}T00:00:00.000Z`));
           assert.equal((await json(`${url}?updatedSince=2999-01-01`)).data.length, 0);
+          assert.equal((await json(`${url}?updatedSince=0001-01-01&includeTotal=true`)).pagination.total, rows[def.collection].length, '"since ever" is a valid date');
           for (const bad of ['garbage', '2026-02-30', '2026-02-30T10:00:00Z', '2026-01-01T25:00:00Z', '2026-13-01', '']) {
             problemOf(await get(`${url}?updatedSince=${bad}`), 400, 'invalid_parameter', 'updatedSince');
           }
