@@ -4,6 +4,7 @@ import { applyChangeSet, changeSetOfEvents } from './apply.ts';
 import { backoffDelay, DEFAULT_BACKOFF, sleep, type Backoff } from './backoff.ts';
 import { MainStoreClient, SyncError, type ChangesPage, type SyncLog } from './client.ts';
 import { REQUIRED_SCOPES } from './mirrors.ts';
+import { relaxedCommit } from './rows.ts';
 import { takeSnapshot } from './snapshot.ts';
 import { advanceCursor, beginSnapshot, noteContact, noteError, noteHead, readState } from './state.ts';
 
@@ -92,6 +93,7 @@ export async function runSync(o: SyncOptions): Promise<SyncOutcome> {
     const t0 = Date.now();
     const { set, ignored } = changeSetOfEvents(page.data);
     const result = await store.db.transaction().execute(async (trx) => {
+      await relaxedCommit(trx, store.dialect);
       const w = { trx, dialect: store.dialect, now: nowIso() };
       const applied = await applyChangeSet(w, set);
       const lagMs = Math.max(0, Date.now() - Date.parse(last.occurredAt));

@@ -3,7 +3,7 @@ import { nowIso } from '../db/database.ts';
 import { addDelete, addUpsert, applyChangeSet, emptyChangeSet, positiveId } from './apply.ts';
 import type { ListingPage, MainStoreClient, SyncLog } from './client.ts';
 import { MIRRORS, type Mirror } from './mirrors.ts';
-import { idsInRange } from './rows.ts';
+import { idsInRange, relaxedCommit } from './rows.ts';
 import { beginSnapshot, finishSnapshot } from './state.ts';
 
 export const SNAPSHOT_PAGE = 1000;
@@ -39,6 +39,7 @@ async function copyCollection(store: Store, client: MainStoreClient, m: Mirror, 
     const ids = page.data.map((item) => positiveId(item.id, `a ${collection} item`));
     const last = ids.length ? Math.max(...ids) : after;
     const result = await store.db.transaction().execute(async (trx) => {
+      await relaxedCommit(trx, store.dialect);
       const set = emptyChangeSet();
       for (const item of page.data) addUpsert(set, collection, item);
       const seen = new Set(ids);

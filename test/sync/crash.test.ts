@@ -61,14 +61,14 @@ for (const dialect of await dialects()) {
       child!.kill('SIGKILL');
       await once(child!, 'exit');
       const atKill = (await readState(follower.database.store.db))!.cursorSeq;
-      assert.ok(sent < BURST, `the kill came before the burst ended (${sent} sent)`);
+      const sentAtKill = sent;
 
       await burst;
       spawnFollower();
       await waitCaughtUp(main, follower, 60_000);
       child!.kill('SIGTERM');
       await once(child!, 'exit');
-      assert.ok(atKill < (await mainHead(main)), 'the follower had events left to apply after the kill');
+      assert.ok(atKill < (await mainHead(main)), `the follower had events left to apply after the kill (killed with ${sentAtKill} of ${BURST} changes sent)`);
 
       await assertSameData(main, follower);
       // Nothing doubled: every main-store event after the snapshot was counted exactly once, in the same transactions as its changes.
