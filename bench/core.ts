@@ -5,7 +5,7 @@
 //       (bench/ceilings/bare-query.ts).
 // Every server runs as a child process; autocannon runs in another (bench/lib/load-worker.mjs).
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { CASES_FILE_ENV, type BenchCase, type CasesFile } from './lib/cases.ts';
@@ -25,10 +25,16 @@ export interface CoreOptions {
   backends: Array<'sqlite' | 'postgres'>;
   /** Also measure the API with LOG_LEVEL=info (one log line per request). */
   infoLogs: boolean;
+  /** Alternate the servers this many times per case; each figure is the median over the rounds. */
+  rounds: number;
   /** Run the API under `node --cpu-prof` and summarise where its time goes (slows it: figures are then not comparable). */
   profile: boolean;
   /** The Markdown report; default bench/results/core-<date>.md. */
   out?: string;
+  /** Already seeded databases to measure instead of seeding new ones (for iterating on the API): not seeded, not dropped. */
+  existing: Partial<Record<'sqlite' | 'postgres', string>>;
+  /** Only the read cases whose name contains one of these. */
+  only?: string[];
 }
 
 type ServerKind = 'api' | 'api-info' | 'static' | 'bare';
@@ -51,7 +57,8 @@ interface Backend {
   dispose(): Promise<void>;
 }
 
-async function openBackend(name: 'sqlite' | 'postgres'): Promise<Backend> {
+async function openBackend(name: 'sqlite' | 'postgres', existing: string | undefined): Promise<Backend> {
+  if (existing) return { name, url: existing, sizeMb: async () => 0, dispose: async () => {} };
   if (name === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'store-api-bench-'));
     const path = join(dir, 'store.db');
@@ -102,6 +109,22 @@ async function fetchText(url: string, init: RequestInit = {}): Promise<string> {
   return text;
 }
 
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+/** Rounds of one case on one server: the median of each figure, the sums of the counts. */
+function combine(results: LoadResult[]): LoadResult {
+  const of = (k: keyof LoadResult) => median(results.map((r) => r[k]));
+  const sum = (k: keyof LoadResult) => results.reduce((n, r) => n + r[k], 0);
+  return {
+    rps: of('rps'), rpsMean: of('rpsMean'), p50: of('p50'), p99: of('p99'), total: sum('total'), non2xx: sum('non2xx'), errors: sum('errors'),
+    timeouts: sum('timeouts'), bytesPerSec: of('bytesPerSec'), cpuMicrosPerRequest: of('cpuMicrosPerRequest'),
+  };
+}
+
 /** The four read cases; the deep page's cursor is found by walking the listing with 1000-item pages. */
 async function buildCases(base: string, auth: Record<string, string>, products: number): Promise<BenchCase[]> {
   const pages = Math.max(1, Math.floor((products * 0.9) / 1000));
@@ -129,32 +152,29 @@ export async function runCore(o: CoreOptions): Promise<void> {
   const apiRss = new Map<string, number>();
   const profiles: string[] = [];
   let caseNames: string[] = [];
-  const load = (url: string, headers: Record<string, string> = {}) => runLoad({ url, headers, connections: o.connections, duration: o.duration, warmup: o.warmup });
-  const record = async (backend: string, server: ServerKind, c: BenchCase, url: string, headers?: Record<string, string>) => {
-    const result = await load(url, headers);
-    if (result.non2xx || result.errors) say(`  warning: ${result.non2xx} non-2xx answers and ${result.errors} errors`);
-    measurements.push({ backend, case: c.name, server, result });
-    say(`  ${server.padEnd(8)} ${c.name.padEnd(44)} ${String(round(result.rps)).padStart(7)} req/s  p50 ${result.p50} ms  p99 ${result.p99} ms`);
-  };
+  const loads: number[] = [loadavg()[0]];
 
   try {
     for (const name of o.backends) {
-      const backend = await openBackend(name);
+      const backend = await openBackend(name, o.existing[name]);
       try {
-        say(`\n== ${name}: seeding ${o.products} products`);
-        const seeded = await runMeasured(NODE, [CLI, '--database', backend.url, 'seed', '--products', String(o.products), '--json']);
-        seeds.push({ backend: name, seconds: round(seeded.seconds, 1), peakRssMb: seeded.peakRssMb, sizeMb: await backend.sizeMb() });
-        say(`  seeded in ${round(seeded.seconds, 1)} s, peak RSS ${seeded.peakRssMb} MB`);
+        if (o.existing[name]) say(`\n== ${name}: the existing database ${o.existing[name]}`);
+        else {
+          say(`\n== ${name}: seeding ${o.products} products`);
+          const seeded = await runMeasured(NODE, [CLI, '--database', backend.url, 'seed', '--products', String(o.products), '--json']);
+          seeds.push({ backend: name, seconds: round(seeded.seconds, 1), peakRssMb: seeded.peakRssMb, sizeMb: await backend.sizeMb() });
+          say(`  seeded in ${round(seeded.seconds, 1)} s, peak RSS ${seeded.peakRssMb} MB`);
+        }
         const credential = JSON.parse(await cli(backend.url, 'credentials', 'create', '--name', 'bench', '--scopes', 'all', '--json')) as { clientId: string; clientSecret: string };
         const form = `grant_type=client_credentials&client_id=${credential.clientId}&client_secret=${encodeURIComponent(credential.clientSecret)}`;
         const formHeaders = { 'content-type': 'application/x-www-form-urlencoded' };
 
         const profileDir = o.profile ? join('bench', 'results', 'profiles', name) : undefined;
         if (profileDir) mkdirSync(profileDir, { recursive: true });
-        let api = await startApi(backend.url, 'warn');
+        const api = await startApi(backend.url, 'warn', profileDir);
         const token = JSON.parse(await fetchText(`${api.url}/oauth/token`, { method: 'POST', headers: formHeaders, body: form })).access_token as string;
         const auth = { authorization: `Bearer ${token}` };
-        const cases = await buildCases(api.url, auth, o.products);
+        const cases = (await buildCases(api.url, auth, o.products)).filter((c) => !o.only || o.only.some((w) => c.name.includes(w)));
         caseNames = cases.map((c) => c.name);
         const bodies: Record<string, string> = {};
         for (const c of cases) {
@@ -164,48 +184,46 @@ export async function runCore(o: CoreOptions): Promise<void> {
         const casesFile = join(work, `${name}-cases.json`);
         writeFileSync(casesFile, JSON.stringify({ collection: 'products', cases, bodies } satisfies CasesFile));
 
-        say(`-- API (LOG_LEVEL=warn)${profileDir ? ', under --cpu-prof, one process per case' : ''}`);
-        for (const c of cases) {
-          if (profileDir) {
-            await api.stop();
-            api = await startApi(backend.url, 'warn', join(profileDir, c.name.split(' ')[0]));
-          }
-          await record(name, 'api', c, api.url + c.path, auth);
-        }
-        apiRss.set(name, api.peakRssMb());
-        say('-- POST /oauth/token');
-        const issued = await runLoad({ url: `${api.url}/oauth/token`, method: 'POST', headers: formHeaders, body: form, connections: o.connections, duration: o.duration, warmup: o.warmup });
-        tokens.push({ backend: name, result: issued });
-        say(`  ${round(issued.rps)} tokens/s  p50 ${issued.p50} ms  p99 ${issued.p99} ms${issued.non2xx ? `  (${issued.non2xx} non-2xx!)` : ''}`);
-        await api.stop();
-
-        if (o.infoLogs) {
-          say('-- API (LOG_LEVEL=info: one JSON log line per request, read by this process)');
-          const info = await startApi(backend.url, 'info');
-          for (const c of cases) await record(name, 'api-info', c, info.url + c.path, auth);
-          await info.stop();
-        }
-
-        say('-- ceiling (b): bare node:http + the same SQL + JSON.stringify');
-        const bare = await startCeiling('bare-query', backend.url, casesFile);
-        for (const c of cases) {
-          const same = isDeepStrictEqual(JSON.parse(await fetchText(bare.url + c.path)), JSON.parse(bodies[c.path]));
-          if (!same) throw new Error(`the bare-query ceiling answers ${c.name} differently from the API; it must run the same query`);
-        }
-        for (const c of cases) await record(name, 'bare', c, bare.url + c.path);
-        await bare.stop();
-
-        say('-- ceiling (a): bare node:http answering the same bytes from memory');
-        const stat = await startCeiling('static', backend.url, casesFile);
-        for (const c of cases) await record(name, 'static', c, stat.url + c.path);
-        await stat.stop();
-
-        if (profileDir) {
+        // Every server runs at once (an idle one costs nothing) so that each case can alternate between them.
+        const servers: Array<{ kind: ServerKind; server: Server }> = [{ kind: 'api', server: api }];
+        try {
+          if (o.infoLogs) servers.push({ kind: 'api-info', server: await startApi(backend.url, 'info') });
+          servers.push({ kind: 'bare', server: await startCeiling('bare-query', backend.url, casesFile) });
+          servers.push({ kind: 'static', server: await startCeiling('static', backend.url, casesFile) });
+          const bare = servers.find((s) => s.kind === 'bare')!.server;
           for (const c of cases) {
-            const dir = join(profileDir, c.name.split(' ')[0]);
-            for (const f of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))) {
-              profiles.push(`#### ${name}: ${c.name}\n\n${summarizeProfile(join(dir, f))}`);
+            const same = isDeepStrictEqual(JSON.parse(await fetchText(bare.url + c.path)), JSON.parse(bodies[c.path]));
+            if (!same) throw new Error(`the bare-query ceiling answers ${c.name} differently from the API; it must run the same query`);
+          }
+          for (const c of cases) {
+            say(`-- ${c.name} (${round(Buffer.byteLength(bodies[c.path]) / 1024, 1)} KiB)`);
+            const runs = new Map<ServerKind, LoadResult[]>();
+            for (let r = 0; r < o.rounds; r++) {
+              for (const { kind, server } of servers) {
+                const result = await runLoad({
+                  url: server.url + c.path, headers: kind.startsWith('api') ? auth : {}, connections: o.connections, pid: server.child.pid,
+                  duration: o.duration, warmup: r === 0 ? o.warmup : Math.min(1, o.warmup),
+                });
+                if (result.non2xx || result.errors) say(`  warning: ${result.non2xx} non-2xx answers and ${result.errors} errors`);
+                runs.set(kind, [...(runs.get(kind) ?? []), result]);
+                loads.push(loadavg()[0]);
+                say(`  ${kind.padEnd(8)} round ${r + 1}: ${String(round(result.rps)).padStart(7)} req/s  p50 ${result.p50} ms  p99 ${result.p99} ms  ${round(result.cpuMicrosPerRequest)} µs CPU/req  (load average ${round(loadavg()[0], 1)})`);
+              }
             }
+            for (const [kind, results] of runs) measurements.push({ backend: name, case: c.name, server: kind, result: combine(results) });
+          }
+          apiRss.set(name, api.peakRssMb());
+          say('-- POST /oauth/token');
+          const issued = await runLoad({ url: `${api.url}/oauth/token`, method: 'POST', headers: formHeaders, body: form, connections: o.connections, duration: o.duration * o.rounds, warmup: o.warmup, pid: api.child.pid });
+          tokens.push({ backend: name, result: issued });
+          say(`  ${round(issued.rps)} tokens/s  p50 ${issued.p50} ms  p99 ${issued.p99} ms${issued.non2xx ? `  (${issued.non2xx} non-2xx!)` : ''}`);
+        } finally {
+          for (const { server } of servers) await server.stop();
+        }
+        if (profileDir) {
+          for (const f of readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'))) {
+            profiles.push(`#### ${name}, every case and the token endpoint\n\n${summarizeProfile(join(profileDir, f))}`);
+            rmSync(join(profileDir, f));
           }
         }
       } finally {
@@ -216,7 +234,7 @@ export async function runCore(o: CoreOptions): Promise<void> {
     rmSync(work, { recursive: true, force: true });
   }
 
-  const report = await renderReport(o, { measurements, seeds, tokens, sizes, apiRss, caseNames, profiles });
+  const report = await renderReport(o, { measurements, seeds, tokens, sizes, apiRss, caseNames, profiles, loads });
   say(`\n${report}`);
   const out = o.out ?? join('bench', 'results', `core-${new Date().toISOString().slice(0, 10)}.md`);
   mkdirSync(join(out, '..'), { recursive: true });
@@ -232,6 +250,8 @@ interface Collected {
   apiRss: Map<string, number>;
   caseNames: string[];
   profiles: string[];
+  /** 1-minute load averages seen during the run. */
+  loads: number[];
 }
 
 async function renderReport(o: CoreOptions, c: Collected): Promise<string> {
@@ -246,11 +266,11 @@ async function renderReport(o: CoreOptions, c: Collected): Promise<string> {
       if (!api || !bare || !stat) continue;
       rows.push([
         name, backend, round((c.sizes.get(name) ?? 0) / 1024, 1),
-        round(api.rps), api.p50, api.p99,
-        round(bare.rps), bare.p50, bare.p99,
-        `**${round((api.rps / bare.rps) * 100)} %**`,
+        round(api.rps), api.p50, api.p99, round(api.cpuMicrosPerRequest),
+        round(bare.rps), bare.p50, bare.p99, round(bare.cpuMicrosPerRequest),
+        `**${round((api.rps / bare.rps) * 100)} %**`, `**${round((bare.cpuMicrosPerRequest / api.cpuMicrosPerRequest) * 100)} %**`,
         round(stat.rps), stat.p50, stat.p99,
-        ...(o.infoLogs ? [info ? round(info.rps) : '–', info ? `${round((info.rps / bare.rps) * 100)} %` : '–'] : []),
+        ...(o.infoLogs ? [info ? round(info.rps) : '–', info ? round(info.cpuMicrosPerRequest) : '–'] : []),
       ]);
     }
   }
@@ -260,20 +280,27 @@ async function renderReport(o: CoreOptions, c: Collected): Promise<string> {
     '',
     `Machine: ${cpus().length} × ${cpus()[0]?.model ?? '?'}, ${round(totalmem() / 2 ** 30)} GiB; Node ${process.version}` +
       `${pgVersion ? `; PostgreSQL ${pgVersion}` : ''}. ${o.products} products (seeded by \`store-api seed\`), ` +
-      `autocannon with ${o.connections} connections, ${o.warmup} s warm-up then ${o.duration} s measured per row, ` +
-      'in its own process on the same cores as the server (and, for PostgreSQL, the database). ' +
-      'req/s is the median of the per-second counts; latencies in ms. The API runs with `LOG_LEVEL=warn` and a rate limit too high to bite ' +
+      `autocannon with ${o.connections} connections in its own process, on the same cores as the server (and, for PostgreSQL, the database). ` +
+      `Each case alternates between the servers ${o.rounds} time${o.rounds > 1 ? 's' : ''}, ${o.duration} s measured each time after a warm-up ` +
+      `(${o.warmup} s the first time, ${Math.min(1, o.warmup)} s after); req/s is the median of the per-second counts, then the median over the rounds, ` +
+      'and so are the latencies (ms). The API runs with `LOG_LEVEL=warn` and a rate limit too high to bite ' +
       '(the bucket is still taken on every request). (b) is a bare `node:http` server running the same SQL through the same driver with ' +
       '`JSON.stringify`; (a) answers the same bytes from memory.',
+    '',
+    `1-minute load average during the run: min ${round(Math.min(...c.loads), 1)}, median ${round(median(c.loads), 1)}, max ${round(Math.max(...c.loads), 1)} ` +
+      `(the server and the load generator alone make about 2; more means other work shared the ${cpus().length} cores).`,
     ...(o.profile ? ['', '**Profiled run** (`--cpu-prof`): API figures are slowed by the profiler and not comparable.'] : []),
     '',
     '## Reads',
     '',
-    table(['case', 'backend', 'KiB', 'API req/s', 'p50', 'p99', '(b) req/s', 'p50', 'p99', 'API % of (b)', '(a) req/s', 'p50', 'p99', ...(o.infoLogs ? ['API, info logs, req/s', '% of (b)'] : [])], rows),
+    table(['case', 'backend', 'KiB', 'API req/s', 'p50', 'p99', 'µs CPU/req', '(b) req/s', 'p50', 'p99', 'µs CPU/req', 'API req/s % of (b)', 'API CPU efficiency % of (b)', '(a) req/s', 'p50', 'p99', ...(o.infoLogs ? ['API, info logs: req/s', 'µs CPU/req'] : [])], rows),
+    '',
+    '"CPU efficiency" is (b)\'s server CPU time per answer over the API\'s: unlike req/s it does not move when other work shares the machine. ' +
+      'For PostgreSQL it counts the Node.js process only, not the database\'s.',
     '',
     '## Tokens: `POST /oauth/token`',
     '',
-    table(['backend', 'tokens/s', 'p50', 'p99', 'non-2xx'], c.tokens.map((t) => [t.backend, round(t.result.rps), t.result.p50, t.result.p99, t.result.non2xx])),
+    table(['backend', 'tokens/s', 'p50', 'p99', 'µs CPU/token', 'non-2xx'], c.tokens.map((t) => [t.backend, round(t.result.rps), t.result.p50, t.result.p99, round(t.result.cpuMicrosPerRequest), t.result.non2xx])),
     '',
     `## Seeding: \`store-api seed --products ${o.products}\``,
     '',

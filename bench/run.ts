@@ -10,12 +10,15 @@ const BENCHMARKS: Record<string, Bench> = {
     runCore({
       products: numberOption(options, 'products', 100_000),
       connections: numberOption(options, 'connections', 50),
-      duration: numberOption(options, 'duration', 10),
+      duration: numberOption(options, 'duration', 5),
+      rounds: numberOption(options, 'rounds', 3),
       warmup: numberOption(options, 'warmup', 2),
       backends: (options.get('backends') ?? 'sqlite,postgres').split(',') as Array<'sqlite' | 'postgres'>,
       infoLogs: options.get('info-logs') !== 'false',
       profile: options.has('profile'),
       out: options.get('out'),
+      existing: { sqlite: options.get('sqlite-url'), postgres: options.get('postgres-url') },
+      only: options.get('only')?.split(','),
     }),
 };
 

@@ -11,6 +11,8 @@ export interface LoadJob {
   duration: number;
   /** Seconds of load before measuring (JIT, caches, connection pools), discarded. */
   warmup: number;
+  /** The server's process, whose CPU time per request is measured. */
+  pid?: number;
 }
 
 export interface LoadResult {
@@ -25,6 +27,8 @@ export interface LoadResult {
   errors: number;
   timeouts: number;
   bytesPerSec: number;
+  /** Server CPU time (user + system) per answer, µs: robust to other load on the machine, unlike req/s. */
+  cpuMicrosPerRequest: number;
 }
 
 const WORKER = fileURLToPath(new URL('./load-worker.mjs', import.meta.url));
