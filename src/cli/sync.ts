@@ -82,6 +82,9 @@ export function registerSync(program: Command): void {
       }
     });
 
+  // `sync` has --json too, and commander gives it an option that follows the subcommand's name as well.
+  const json = (o: { json?: boolean }) => Boolean(o.json || cmd.opts<{ json?: boolean }>().json);
+
   cmd
     .command('status')
     .description('How far this store is behind its main store: phase, cursor, lag, last contact, last error')
@@ -89,7 +92,7 @@ export function registerSync(program: Command): void {
     .action(async (o: { json?: boolean }) => {
       await withStore(global(), async (store) => {
         const status = await syncStatus(store.db);
-        printResult(Boolean(o.json), status, () => humanStatus(status));
+        printResult(json(o), status, () => humanStatus(status));
       });
     });
 
@@ -100,7 +103,7 @@ export function registerSync(program: Command): void {
     .action(async (o: { json?: boolean }) => {
       await withStore(global(), async (store) => {
         const forgotten = await forgetState(store.db);
-        printResult(Boolean(o.json), { forgotten }, () => (forgotten ? 'This store no longer follows a main store.' : 'This store followed no main store.'));
+        printResult(json(o), { forgotten }, () => (forgotten ? 'This store no longer follows a main store.' : 'This store followed no main store.'));
       });
     });
 }
