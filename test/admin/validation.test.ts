@@ -98,6 +98,17 @@ for (const dialect of await dialects()) {
       problemOf(await t.admin('POST', '/admin/api/product-parameters', { productId: Number(param.product_id), parameterId: Number(param.parameter_id), value: 'again' }), 409, 'conflict', 'parameterId');
     });
 
+    it('generates category slugs under the parent\'s, so equal names may live under different parents', async () => {
+      const [a, b] = await t.database.store.db.selectFrom('categories').select(['id', 'slug']).where('parent_id', 'is', null).orderBy('id').limit(2).execute();
+      const first = await t.admin('POST', '/admin/api/categories', { name: 'Accessories', parentId: Number(a.id) });
+      const second = await t.admin('POST', '/admin/api/categories', { name: 'Accessories', parentId: Number(b.id) });
+      assert.equal(first.statusCode, 201, first.body);
+      assert.equal(second.statusCode, 201, second.body);
+      assert.equal(first.json().slug, `${a.slug}-accessories`);
+      assert.equal(second.json().slug, `${b.slug}-accessories`);
+      problemOf(await t.admin('POST', '/admin/api/categories', { name: 'Accessories', parentId: Number(a.id) }), 409, 'conflict', 'slug');
+    });
+
     it('refuses deleting a brand or category still in use, and category cycles', async () => {
       const used = await t.database.store.db.selectFrom('products').select('brand_id').where('brand_id', 'is not', null).executeTakeFirstOrThrow();
       problemOf(await t.admin('DELETE', `/admin/api/brands/${used.brand_id}`), 409, 'conflict');

@@ -89,10 +89,10 @@ for (const dialect of await dialects()) {
     });
 
     it('categories', async () => {
-      const root = (await t.database.store.db.selectFrom('categories').select('id').where('parent_id', 'is', null).orderBy('id').executeTakeFirstOrThrow()).id;
-      const category = await lifecycle('categories', 'category', { name: 'Test Shelf', parentId: Number(root), position: 3 }, { name: 'Renamed Shelf' });
-      assert.equal(category.parentId, Number(root));
-      assert.equal(category.slug, 'test-shelf');
+      const root = await t.database.store.db.selectFrom('categories').select(['id', 'slug']).where('parent_id', 'is', null).orderBy('id').executeTakeFirstOrThrow();
+      const category = await lifecycle('categories', 'category', { name: 'Test Shelf', parentId: Number(root.id), position: 3 }, { name: 'Renamed Shelf' });
+      assert.equal(category.parentId, Number(root.id));
+      assert.equal(category.slug, `${root.slug}-test-shelf`);
     });
 
     it('products (deleting one records the deletion of its parameter and filter values)', async () => {

@@ -25,6 +25,12 @@ export const categoryWriter: WritableResource = {
   ],
   // A category cannot move under itself or its own descendants: the tree must stay a tree.
   prepare: async (w, input, existing) => {
+    // A generated slug starts with the parent's, as the seeder's do, so that "Accessories" can exist under
+    // "Drills" and under "Saws"; only a true duplicate under the same parent clashes.
+    if (!existing && input.slug === undefined && typeof input.parentId === 'number' && typeof input.name === 'string') {
+      const parent = await w.trx.selectFrom('categories').select('slug').where('id', '=', input.parentId).executeTakeFirst();
+      if (parent) input = { ...input, slug: slugify(`${parent.slug}-${input.name}`) };
+    }
     if (existing && typeof input.parentId === 'number') {
       const inside = await w.trx.selectFrom('categories').select('id').where('id', 'in', categorySubtree([Number(existing.id)])).where('id', '=', input.parentId).executeTakeFirst();
       if (inside) throw new AppError('conflict', 'A category cannot become a child of itself or of its descendants.', { errors: [{ name: 'parentId', reason: 'would create a cycle' }] });
