@@ -1,7 +1,7 @@
 import { nowIso, type Executor } from '../../db/database.ts';
 import type { WebhookAttemptTable, WebhookDeliveryTable } from '../../db/tables.ts';
 import { AppError, notFound } from '../../errors/app-error.ts';
-import { newMessageId, webhookPayload } from './outbox.ts';
+import { messageId, webhookPayload } from './outbox.ts';
 import { eventMatcher } from './patterns.ts';
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
@@ -89,7 +89,7 @@ export interface ReplayRequest {
 
 /** Queues deliveries again, with their message ids unchanged. Without a selector: every failed one. */
 export async function replay(db: Executor, webhookId: number, r: ReplayRequest): Promise<{ queued: number }> {
-  const sub = await db.selectFrom('webhooks').select(['id', 'events']).where('id', '=', webhookId).executeTakeFirst();
+  const sub = await db.selectFrom('webhooks').select(['id', 'events', 'created_at']).where('id', '=', webhookId).executeTakeFirst();
   if (!sub) throw notFound(`Webhook ${webhookId}`);
   const now = nowIso();
   const again = { status: 'pending', attempts: 0, next_attempt_at: now, delivered_at: null, updated_at: now };
@@ -120,7 +120,7 @@ export async function replay(db: Executor, webhookId: number, r: ReplayRequest):
     queued += Number((await requeue.where('event_seq', 'in', seqs).executeTakeFirst()).numUpdatedRows);
     queued += existing.filter((e) => e.status === 'pending').length;
     const fresh = chunk.filter((e) => !known.has(Number(e.seq))).map((e) => ({
-      msg_id: newMessageId(), webhook_id: webhookId, event_seq: Number(e.seq), event_type: e.type, payload: webhookPayload(e.type, e.occurred_at, e.data),
+      msg_id: messageId(webhookId, sub.created_at, Number(e.seq)), webhook_id: webhookId, event_seq: Number(e.seq), event_type: e.type, payload: webhookPayload(e.type, e.occurred_at, e.data),
       status: 'pending', attempts: 0, next_attempt_at: now, created_at: now, updated_at: now,
     }));
     if (fresh.length) await db.insertInto('webhook_deliveries').values(fresh).onConflict((oc) => oc.columns(['webhook_id', 'event_seq']).doNothing()).execute();
