@@ -22,6 +22,13 @@ export async function updateCredential(db: Executor, id: number, changes: Partia
   return Number(result.numUpdatedRows) > 0;
 }
 
+/** Sets last_used_at unless it is already at or after `since`: most calls then write (and lock) nothing. */
+export async function touchLastUsed(db: Executor, id: number, at: string, since: string): Promise<void> {
+  await db.updateTable('credentials').set({ last_used_at: at }).where('id', '=', id)
+    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', since)]))
+    .execute();
+}
+
 export async function deleteCredentialRow(db: Executor, id: number): Promise<boolean> {
   const result = await db.deleteFrom('credentials').where('id', '=', id).executeTakeFirst();
   return Number(result.numDeletedRows) > 0;

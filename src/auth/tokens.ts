@@ -18,6 +18,7 @@ interface CacheEntry {
 /** How long a node trusts what it read about a token; a disabled credential stops working within this time. */
 export const TOKEN_RECHECK_MS = 4000;
 const CACHE_MAX = 50_000;
+const LAST_USED_PRECISION_MS = 60_000;
 
 export type ClientAuthResult =
   | { ok: true; credential: repo.CredentialRow }
@@ -57,8 +58,9 @@ export class TokenService {
         expires_at: new Date(now + this.ttlSeconds * 1000).toISOString(),
         created_at: at,
       });
-      // What the administrator sees as "last used": the last time the client obtained a token.
-      await repo.updateCredential(trx, credentialId, { last_used_at: at });
+      // What the administrator sees as "last used": the last time the client obtained a token, to the minute.
+      // Writing it on every issue made the credential's row a lock that parallel workers of one client queued on.
+      await repo.touchLastUsed(trx, credentialId, at, new Date(now - LAST_USED_PRECISION_MS).toISOString());
     });
     return { token, expiresIn: this.ttlSeconds };
   }
