@@ -53,6 +53,12 @@ export async function adminRoutes(app: FastifyInstance, ctx: AppContext): Promis
   // The admin API speaks JSON only; Fastify's default text/plain parser would turn a stray body into a 400
   // about its shape instead of the 415 that says what is wrong.
   app.removeContentTypeParser('text/plain');
+  // Many clients send Content-Type: application/json on a DELETE or a rotate without a body; that is no body,
+  // not a malformed one. Anything else goes to Fastify's own parser (prototype-poisoning checks included).
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
+    body === '' ? done(null, undefined) : json(request, body as string, done));
   for (const w of WRITERS) writeRoutes(app, ctx, w);
   await credentialRoutes(app, ctx);
   await webhookRoutes(app, ctx);

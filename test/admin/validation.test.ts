@@ -155,10 +155,20 @@ for (const dialect of await dialects()) {
       problemOf(await t.admin('PATCH', '/admin/api/products/1', { name: '\u0000' }), 400, 'invalid_body', 'name');
     });
 
+    it('takes a DELETE or rotate that says application/json but sends no body', async () => {
+      const brand = (await t.admin('POST', '/admin/api/brands', { name: 'Short-lived' })).json();
+      const headers = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+      assert.equal((await t.app.inject({ method: 'DELETE', url: `/admin/api/brands/${brand.id}`, headers })).statusCode, 204);
+      const credential = (await t.admin('POST', '/admin/api/credentials', { name: 'c', scopes: ['brands:read'] })).json();
+      assert.equal((await t.app.inject({ method: 'POST', url: `/admin/api/credentials/${credential.id}/rotate`, headers })).statusCode, 200);
+    });
+
     it('refuses bodies that are not JSON objects, or too large', async () => {
       const send = (payload: string, type: string) =>
         t.app.inject({ method: 'POST', url: '/admin/api/brands', payload, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': type } });
       problemOf(await send('{"name":', 'application/json'), 400, 'invalid_body');
+      problemOf(await send('', 'application/json'), 400, 'invalid_body');
+      problemOf(await send('{"name":"x","__proto__":{"admin":true}}', 'application/json'), 400, 'invalid_body');
       problemOf(await send('[1,2]', 'application/json'), 400, 'invalid_body');
       problemOf(await send('"name"', 'application/json'), 400, 'invalid_body');
       problemOf(await send('name=x', 'text/plain'), 415, 'unsupported_media_type');
