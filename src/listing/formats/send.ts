@@ -17,8 +17,8 @@ export interface ExportOptions {
   log: FastifyBaseLogger;
 }
 
-/** Full exports holding a database connection of their own right now. */
-let held = 0;
+/** Full exports holding a client of each PostgreSQL pool right now. */
+const held = new WeakMap<object, number>();
 
 /** `attachment; filename="products-2026-11-21.csv"`: the collection and the day (UTC) of the export. */
 export function contentDisposition(def: ResourceDef, format: 'csv' | 'xlsx', now = new Date()): string {
@@ -44,20 +44,22 @@ export function exportPage(def: ResourceDef, page: Page, options: ExportOptions)
 export async function exportAll(store: Store, def: ResourceDef, plan: ListPlan, includeTotal: boolean, label: string, options: ExportOptions): Promise<{ stream: Readable; total?: number }> {
   const layout = exportLayout(def);
   // On PostgreSQL each running export holds a pool client; half the pool stays for everything else.
-  const pool = store.pgPool;
-  if (pool && held >= Math.max(1, Math.floor(pool.options.max / 2))) {
+  const pool: object = store.pgPool ?? store;
+  const running = held.get(pool) ?? 0;
+  if (store.pgPool && running >= Math.max(1, Math.floor(store.pgPool.options.max / 2))) {
     throw new AppError('service_unavailable', 'Too many full exports are running at once; retry shortly, or page with limit and cursor.', { headers: { 'retry-after': '5' } });
   }
-  held += 1;
+  held.set(pool, running + 1);
+  const letGo = () => held.set(pool, (held.get(pool) ?? 1) - 1);
   let conn;
   try {
     conn = await openExportConnection(store, label);
   } catch (err) {
-    held -= 1;
+    letGo();
     throw err;
   }
   const release = async () => {
-    held -= 1;
+    letGo();
     await conn.close();
   };
   let source: BatchSource;
