@@ -7,6 +7,7 @@ import type { EventBus } from '../bus.ts';
 import { EventSignal } from '../signal.ts';
 import { anyEnabled, claimDue, fanOut, FANOUT_BATCH, finishAttempt, nextDueAt, release, renewClaims, type Claimed, type Outcome } from './outbox.ts';
 import { retryDelayMs, scheduleSpan } from './schedule.ts';
+import { dispatcherStore } from './dispatcher-store.ts';
 import { createSender, DELIVERY_TIMEOUT_MS, type Sender } from './send.ts';
 
 const MIN_WAIT_MS = 2;
@@ -52,9 +53,12 @@ export class WebhookDispatcher {
   private kicked = false;
   private loop: Promise<void> | undefined;
   private renewal: NodeJS.Timeout | undefined;
+  /** The database as delivery uses it (a small pool of its own on PostgreSQL). */
+  private readonly own: ReturnType<typeof dispatcherStore>;
 
   constructor(private readonly deps: DispatcherDeps, private readonly options: DispatcherOptions = {}) {
     this.signal = new EventSignal(deps.store, deps.bus);
+    this.own = dispatcherStore(deps.store);
     this.concurrency = deps.config.webhooks.concurrency;
     const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
     this.leaseMs = options.leaseMs ?? LEASE_MS;
@@ -69,7 +73,7 @@ export class WebhookDispatcher {
 
   private async renew(): Promise<void> {
     if (this.inFlight.size === 0) return;
-    await renewClaims(this.deps.store.db, this.node, new Date(Date.now() + this.leaseMs).toISOString())
+    await renewClaims(this.own.store.db, this.node, new Date(Date.now() + this.leaseMs).toISOString())
       .catch((err: unknown) => this.deps.log?.warn({ err }, 'webhook claims could not be renewed'));
   }
 
@@ -81,7 +85,8 @@ export class WebhookDispatcher {
 
   /** One pass: fan out, claim what is due and can be sent now. Returns how long to wait before the next. */
   private async pass(): Promise<number> {
-    const { store, config } = this.deps;
+    const { config } = this.deps;
+    const store = this.own.store;
     // Without an enabled subscription a pass is one indexed read, not the transactions below.
     if (!(await anyEnabled(store.db))) return config.webhooks.pollMs;
     while ((await fanOut(store, nowIso())) === FANOUT_BATCH && !this.stopping);
@@ -132,7 +137,8 @@ export class WebhookDispatcher {
   }
 
   private async attempt(c: Claimed): Promise<void> {
-    const { store, config } = this.deps;
+    const { config } = this.deps;
+    const store = this.own.store;
     const started = Date.now();
     const result = await this.sender.send(c, this.stopAttempts.signal);
     if (result.abandoned) return release(store.db, c, this.node);
@@ -162,5 +168,6 @@ export class WebhookDispatcher {
     clearTimeout(grace);
     this.sender.close();
     await this.signal.close();
+    await this.own.close();
   }
 }

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { sql } from 'kysely';
 import type { Executor, Store } from '../../db/database.ts';
 import { getSetting, setSetting } from '../../db/settings.ts';
 import { eventMatcher } from './patterns.ts';
@@ -10,21 +9,12 @@ export const FANOUT_BATCH = 500;
 
 /**
  * The message id of an event for a subscription: derived, not drawn, so that fanning the same event out
- * again (after a crash lost an unflushed fan-out, see `relaxedCommit`) gives the id already sent. The
- * subscription's creation time keeps ids of different stores apart.
+ * again (after a crash lost a fan-out whose commit was not flushed yet, see dispatcher-store.ts) gives the
+ * id already sent. The subscription's creation time keeps ids of different stores apart.
  */
 export const messageId = (webhookId: number, createdAt: string, seq: number): string =>
   `msg_${createHash('sha256').update(`${webhookId}:${createdAt}:${seq}`).digest('hex').slice(0, 26)}`;
 
-/**
- * The dispatcher's own transactions need not wait for their commit to reach the disk (PostgreSQL): a crash
- * may forget the last few hundred milliseconds of them, which only means an attempt made again with the
- * same webhook-id (at least once, as promised) or a fan-out done again with the same ids. Sparing those
- * flushes leaves the disk to the store's writes.
- */
-async function relaxedCommit(store: Store, trx: Executor): Promise<void> {
-  if (store.dialect === 'postgres') await sql`set local synchronous_commit = off`.execute(trx);
-}
 
 /** The Standard Webhooks body `{ type, timestamp, data }`; `data` is spliced in as the log stored it. */
 export const webhookPayload = (type: string, occurredAt: string, data: string): string =>
@@ -73,7 +63,6 @@ export async function fanOut(store: Store, now: string, batch = FANOUT_BATCH): P
     cursorRowMade.add(store);
   }
   return store.db.transaction().execute(async (trx) => {
-    await relaxedCommit(store, trx);
     let stored: string | undefined;
     if (store.dialect === 'postgres') {
       // The cursor row, locked to commit, is the baton: a node that finds it taken leaves the work to its holder.
@@ -116,7 +105,6 @@ export async function claimDue(store: Store, node: string, limit: number, leaseM
   const at = now.toISOString();
   const until = new Date(now.getTime() + leaseMs).toISOString();
   return store.db.transaction().execute(async (trx) => {
-    await relaxedCommit(store, trx);
     let due = trx
       .selectFrom('webhook_deliveries as d')
       .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
@@ -176,7 +164,6 @@ export type Outcome = { status: 'delivered' } | { status: 'retry'; at: string } 
  */
 export async function finishAttempt(store: Store, c: Claimed, attempt: AttemptRecord, outcome: Outcome, now: string): Promise<void> {
   await store.db.transaction().execute(async (trx) => {
-    await relaxedCommit(store, trx);
     await trx.insertInto('webhook_attempts').values({
       delivery_id: c.id, webhook_id: c.webhookId, attempt: c.attempts + 1, started_at: attempt.startedAt, duration_ms: attempt.durationMs,
       status_code: attempt.statusCode, error: attempt.error, response: attempt.response, node: attempt.node,
