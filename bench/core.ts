@@ -9,6 +9,7 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { CASES_FILE_ENV, type BenchCase, type CasesFile } from './lib/cases.ts';
+import { onAbort } from './lib/cleanup.ts';
 import { runLoad, type LoadResult } from './lib/load.ts';
 import { freePort } from './lib/ports.ts';
 import { createBenchDatabase, dropBenchDatabase, postgresVersion } from './lib/postgres.ts';
@@ -63,14 +64,19 @@ async function openBackend(name: 'sqlite' | 'postgres', existing: string | undef
   if (name === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'store-api-bench-'));
     const path = join(dir, 'store.db');
+    const forget = onAbort(() => rmSync(dir, { recursive: true, force: true }));
     return {
       name,
       url: `sqlite:${path}`,
       sizeMb: async () => round(readdirSync(dir).reduce((sum, f) => sum + statSync(join(dir, f)).size, 0) / 2 ** 20),
-      dispose: async () => rmSync(dir, { recursive: true, force: true }),
+      dispose: async () => {
+        forget();
+        rmSync(dir, { recursive: true, force: true });
+      },
     };
   }
   const db = await createBenchDatabase();
+  const forget = onAbort(() => dropBenchDatabase(db.name));
   return {
     name,
     url: db.url,
@@ -81,7 +87,10 @@ async function openBackend(name: 'sqlite' | 'postgres', existing: string | undef
       await client.end();
       return round(size / 2 ** 20);
     },
-    dispose: () => dropBenchDatabase(db.name),
+    dispose: async () => {
+      forget();
+      await dropBenchDatabase(db.name);
+    },
   };
 }
 
@@ -164,6 +173,7 @@ async function buildCases(base: string, auth: Record<string, string>, products: 
 
 export async function runCore(o: CoreOptions): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'store-api-bench-run-'));
+  onAbort(() => rmSync(work, { recursive: true, force: true }));
   const measurements: Measurement[] = [];
   const seeds: Array<{ backend: string; seconds: number; peakRssMb: number; sizeMb: number }> = [];
   const tokens: Array<{ backend: string; result: LoadResult }> = [];

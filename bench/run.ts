@@ -10,8 +10,8 @@ const BENCHMARKS: Record<string, Bench> = {
     runCore({
       products: numberOption(options, 'products', 100_000),
       connections: numberOption(options, 'connections', 50),
-      duration: numberOption(options, 'duration', 5),
-      rounds: numberOption(options, 'rounds', 3),
+      duration: numberOption(options, 'duration', 4),
+      rounds: numberOption(options, 'rounds', 5),
       warmup: numberOption(options, 'warmup', 2),
       backends: (options.get('backends') ?? 'sqlite,postgres').split(',') as Array<'sqlite' | 'postgres'>,
       infoLogs: options.get('info-logs') !== 'false',

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { onAbort } from './cleanup.ts';
 
 export interface LoadJob {
   url: string;
@@ -37,6 +38,7 @@ const WORKER = fileURLToPath(new URL('./load-worker.mjs', import.meta.url));
 export function runLoad(job: LoadJob): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [WORKER, JSON.stringify(job)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    child.once('exit', onAbort(() => child.kill('SIGKILL')));
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.on('error', reject);

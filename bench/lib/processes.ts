@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { onAbort } from './cleanup.ts';
 
 /** Peak resident memory of a running process, from the kernel's high-water mark (Linux), polled. */
 export function watchPeakRss(pid: number): { peakMb(): number; stop(): void } {
@@ -28,6 +29,7 @@ export function runMeasured(command: string, args: string[], env: Record<string,
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
     const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.once('exit', onAbort(() => child.kill('SIGKILL')));
     const rss = watchPeakRss(child.pid!);
     let stdout = '';
     let stderr = '';
@@ -67,6 +69,8 @@ async function waitUntilUp(url: string, child: ChildProcess, log: () => string):
 /** Starts a server process and waits until `readyUrl` answers (any status). `stop` sends SIGTERM to it alone. */
 export async function startServer(name: string, command: string, args: string[], env: Record<string, string>, readyUrl: string): Promise<Server> {
   const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const forget = onAbort(() => child.kill('SIGKILL'));
+  child.once('exit', forget);
   let output = '';
   const keep = (d: Buffer) => {
     output = (output + d.toString()).slice(-20_000);
