@@ -278,6 +278,37 @@ for (const dialect of await dialects()) {
       assert.equal((await strict.admin('DELETE', `/admin/api/webhooks/${ok.json().id}`)).statusCode, 204);
     });
 
+    it('gives attempts in flight back when it stops, so that the next start sends them with the same webhook-id', async () => {
+      const receiver = await startReceiver();
+      receiver.respond = () => 'hang';
+      const { id } = (await t.admin('POST', '/admin/api/webhooks', { url: receiver.url, events: ['brand.created'] })).json();
+      const config = { webhooks: { ...t.config.webhooks, pollMs: 50 } };
+      try {
+        const first = new WebhookDispatcher({ store: t.ctx.store, bus: t.ctx.bus, config }, { graceMs: 100 });
+        first.start();
+        await t.admin('POST', '/admin/api/brands', { name: 'Stopped brand' });
+        await receiver.waitFor(() => receiver.received.length === 1, 5000, 'the hanging attempt');
+        await first.stop();
+        const [row] = await t.ctx.store.db.selectFrom('webhook_deliveries').selectAll().where('webhook_id', '=', id).execute();
+        assert.equal(row.status, 'pending');
+        assert.equal(row.attempts, 0, 'an abandoned attempt does not count');
+        assert.equal(row.locked_by, null);
+
+        receiver.respond = () => 200;
+        const second = new WebhookDispatcher({ store: t.ctx.store, bus: t.ctx.bus, config }, { graceMs: 100 });
+        second.start();
+        try {
+          await receiver.waitFor(() => receiver.accepted.size === 1, 5000, 'the resent attempt');
+        } finally {
+          await second.stop();
+        }
+        assert.equal(receiver.received[1].id, receiver.received[0].id);
+      } finally {
+        await t.admin('DELETE', `/admin/api/webhooks/${id}`);
+        await receiver.stop();
+      }
+    });
+
     it('prunes finished deliveries and their attempts past the retention, and keeps pending ones', async () => {
       const db = t.ctx.store.db;
       const { id } = (await t.admin('POST', '/admin/api/webhooks', { url: 'http://127.0.0.1:9/prune', events: ['*'] })).json();
