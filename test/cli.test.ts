@@ -95,6 +95,7 @@ describe('store-api command line (SQLite)', { concurrency: 3 }, () => {
       [['credentials', 'create', '--name', 'x', '--scopes', 'products:read,bogus'], /bogus/],
       [['credentials', 'create', '--scopes', 'products:read'], /--name/],
       [['seed', '--products', 'abc'], /--products.*abc/],
+      [['seed', '--products', '0', '--orders', '5'], /Orders need products/],
       [['credentials', 'disable', 'sda_nosuchclient'], /not found/],
       [['no-such-command'], /no-such-command/],
     ];

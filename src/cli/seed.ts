@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { seedStore } from '../seed/seed.ts';
+import { SeedError, seedStore } from '../seed/seed.ts';
 import { fail, printResult } from './output.ts';
 import { progress } from './progress.ts';
 import { withStore, type GlobalOptions } from './store.ts';
@@ -21,7 +21,10 @@ export function registerSeed(program: Command): void {
       await withStore(program.opts<GlobalOptions>(), async (store) => {
         const bar = progress('seeding');
         const started = Date.now();
-        const result = await seedStore(store, { products: o.products, orders: o.orders, seed: o.seed, onProgress: (d, t) => bar.update(d, t) });
+        const result = await seedStore(store, { products: o.products, orders: o.orders, seed: o.seed, onProgress: (d, t) => bar.update(d, t) }).catch((error: unknown) => {
+          bar.stop();
+          return error instanceof SeedError ? fail(error.message) : Promise.reject(error);
+        });
         bar.stop();
         const seconds = (Date.now() - started) / 1000;
         printResult(Boolean(o.json), { ...result, seconds }, () =>

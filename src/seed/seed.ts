@@ -32,6 +32,9 @@ export interface SeedResult {
 }
 
 const CHUNK = 500;
+
+/** Input the seeder cannot honour; the CLI shows its message as the one-line reason. */
+export class SeedError extends Error {}
 const DAY = 86_400_000;
 
 /** Items as the API shows them, read back through the resource's own query, for the events of a bulk write. */
@@ -197,6 +200,7 @@ export async function seedStore(store: Store, options: SeedOptions): Promise<See
 
   if (orderCount > 0 && productIds.length === 0) {
     productIds.push(...(await store.db.selectFrom('products').select('id').orderBy('id').limit(10_000).execute()).map((r) => Number(r.id)));
+    if (productIds.length === 0) throw new SeedError('Orders need products to order: seed some with --products, or import them first.');
   }
   const startOrder = Number((await store.db.selectFrom('orders').select((eb) => eb.fn.max('id').as('max')).executeTakeFirst())?.max ?? 0);
   for (let offset = 0; offset < orderCount && productIds.length > 0; offset += CHUNK) {
