@@ -5,13 +5,15 @@ import type { Config } from '../../config.ts';
 import { nowIso, type Store } from '../../db/database.ts';
 import type { EventBus } from '../bus.ts';
 import { EventSignal } from '../signal.ts';
-import { anyEnabled, claimDue, fanOut, FANOUT_BATCH, finishAttempt, nextDueAt, release, renewClaims, type Claimed, type Outcome } from './outbox.ts';
+import { anyEnabled, claimDue, fanOut, FANOUT_BATCH, finishAttempts, nextDueAt, release, renewClaims, type Claimed, type Finished, type Outcome } from './outbox.ts';
 import { retryDelayMs, scheduleSpan } from './schedule.ts';
 import { dispatcherStore } from './dispatcher-store.ts';
 import { createSender, DELIVERY_TIMEOUT_MS, type Sender } from './send.ts';
 
 const MIN_WAIT_MS = 2;
-const COALESCE_MS = 5;
+const COALESCE_MS = 50;
+/** Attempts that end within this of each other are recorded in one transaction. */
+const FINISH_BATCH_MS = 10;
 
 export interface DispatcherDeps {
   store: Store;
@@ -53,6 +55,8 @@ export class WebhookDispatcher {
   private kicked = false;
   private loop: Promise<void> | undefined;
   private renewal: NodeJS.Timeout | undefined;
+  private finishing: Array<Finished & { resolve: () => void; reject: (err: unknown) => void }> = [];
+  private flushTimer: NodeJS.Timeout | undefined;
   /** The database as delivery uses it (a small pool of its own on PostgreSQL). */
   private readonly own: ReturnType<typeof dispatcherStore>;
 
@@ -94,8 +98,9 @@ export class WebhookDispatcher {
     const claimed = this.stopping ? [] : await claimDue(store, this.node, free, this.leaseMs);
     for (const c of claimed) this.launch(c);
     if (claimed.length > 0 && claimed.length === free) return 0;
-    // With every slot busy, a finishing attempt wakes the loop; otherwise the next due row does.
-    const due = this.inFlight.size < this.concurrency ? await nextDueAt(store.db) : undefined;
+    // While attempts are in flight, the end of each wakes the loop; when none is, the next due row does.
+    if (this.inFlight.size > 0) return config.webhooks.pollMs;
+    const due = await nextDueAt(store.db);
     return due ? Math.min(config.webhooks.pollMs, Date.parse(due) - Date.now()) : config.webhooks.pollMs;
   }
 
@@ -121,7 +126,8 @@ export class WebhookDispatcher {
       // waited on a timer would starve the sockets of the attempts in flight.
       await this.signal.wait(generation, Math.max(MIN_WAIT_MS, delay), this.kick.signal);
       this.kick = undefined;
-      // Events of a burst of writes are fanned out and claimed together rather than one pass each.
+      // Events that come close together are fanned out and claimed in one pass rather than a pass each;
+      // 50 ms is little against the delivery delay and saves most of the per-pass work at 100 events/s.
       if (this.signal.generation !== generation) await new Promise((r) => setTimeout(r, COALESCE_MS));
     }
   }
@@ -153,8 +159,30 @@ export class WebhookDispatcher {
         ? { status: 'failed', disable: `Delivery ${c.msgId} failed ${failed} attempts over the whole retry schedule (${scheduleSpan(config.webhooks.retrySchedule)}); last: ${result.error}.` }
         : { status: 'retry', at: new Date(Date.now() + wait).toISOString() };
     }
-    await finishAttempt(store, c, { node: this.node, startedAt: new Date(started).toISOString(), durationMs: Date.now() - started, statusCode: result.statusCode, error: result.error, response: result.response }, outcome, now);
+    await this.record({ c, attempt: { startedAt: new Date(started).toISOString(), durationMs: Date.now() - started, statusCode: result.statusCode, error: result.error, response: result.response }, outcome });
     if (outcome.status === 'failed') this.deps.log?.warn({ delivery: c.msgId, webhook: c.webhookId, reason: outcome.disable }, 'webhook subscription disabled');
+  }
+
+  /** Records an attempt's outcome together with those that end within FINISH_BATCH_MS of it. */
+  private record(item: Finished): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.finishing.push({ ...item, resolve, reject });
+      this.flushTimer ??= setTimeout(() => void this.flush(), FINISH_BATCH_MS);
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.flushTimer = undefined;
+    const batch = this.finishing.splice(0);
+    const store = this.own.store;
+    const now = nowIso();
+    try {
+      await finishAttempts(store, this.node, batch, now);
+      for (const b of batch) b.resolve();
+    } catch {
+      // One that cannot be recorded (its subscription was deleted meanwhile) must not hold back the others.
+      for (const b of batch) await finishAttempts(store, this.node, [b], now).then(b.resolve, b.reject);
+    }
   }
 
   /** Stops claiming, lets attempts in flight finish for a while, then abandons the rest to be retried. */

@@ -70,14 +70,19 @@ export async function fanOut(store: Store, now: string, batch = FANOUT_BATCH): P
       if (!row) return 0;
       stored = row.value || undefined;
     } else stored = await getSetting(trx, FANOUT_CURSOR);
-    const targets = await enabledTargets(trx);
-    // Nothing listens: no work, and no write (this runs after every write of the store).
-    if (targets.length === 0) return 0;
-    // No subscription wants events at or before the oldest `from_seq`, so the cursor may jump there (after
-    // a time without subscriptions, or on the first run).
-    const cursor = Math.max(stored !== undefined ? Number(stored) : 0, Math.min(...targets.map((t) => t.from_seq)));
-    const events = await trx.selectFrom('events').select(['seq', 'type', 'occurred_at', 'data']).where('seq', '>', cursor).orderBy('seq').limit(batch).execute();
+    const events = await trx.selectFrom('events').select(['seq', 'type', 'occurred_at', 'data']).where('seq', '>', Number(stored ?? 0)).orderBy('seq').limit(batch).execute();
     if (events.length === 0) return 0;
+    // Subscriptions are read after the events: one made in between starts after those events anyway
+    // (its from_seq is the head when it was made), while one read first could miss events read later.
+    const targets = await enabledTargets(trx);
+    // Nothing listens: no work, and no write (the cursor catches up when a subscription exists again).
+    if (targets.length === 0) return 0;
+    // After a time without subscriptions the cursor is far behind: jump over what no subscription wants.
+    const wantedAfter = Math.min(...targets.map((t) => t.from_seq));
+    if (wantedAfter >= Number(events[events.length - 1].seq)) {
+      await setSetting(trx, FANOUT_CURSOR, String(wantedAfter));
+      return batch;
+    }
     await insertDeliveries(trx, targets, events, now);
     await setSetting(trx, FANOUT_CURSOR, String(events[events.length - 1].seq));
     return events.length;
@@ -148,7 +153,6 @@ export async function nextDueAt(db: Executor, now = new Date().toISOString()): P
 }
 
 export interface AttemptRecord {
-  node: string;
   startedAt: string;
   durationMs: number;
   statusCode: number | null;
@@ -158,34 +162,43 @@ export interface AttemptRecord {
 
 export type Outcome = { status: 'delivered' } | { status: 'retry'; at: string } | { status: 'failed'; disable?: string };
 
+export interface Finished {
+  c: Claimed;
+  attempt: AttemptRecord;
+  outcome: Outcome;
+}
+
 /**
- * Logs an attempt and moves its delivery on, in one transaction. The update only applies while this node
- * still holds the claim, so a lease that ran out and was taken over is not overwritten.
+ * Logs attempts and moves their deliveries on, in one transaction (attempts that end together are
+ * recorded together). An update only applies while this node still holds the claim, so a lease that ran
+ * out and was taken over is not overwritten.
  */
-export async function finishAttempt(store: Store, c: Claimed, attempt: AttemptRecord, outcome: Outcome, now: string): Promise<void> {
+export async function finishAttempts(store: Store, node: string, items: Finished[], now: string): Promise<void> {
+  if (items.length === 0) return;
   await store.db.transaction().execute(async (trx) => {
-    await trx.insertInto('webhook_attempts').values({
+    await trx.insertInto('webhook_attempts').values(items.map(({ c, attempt }) => ({
       delivery_id: c.id, webhook_id: c.webhookId, attempt: c.attempts + 1, started_at: attempt.startedAt, duration_ms: attempt.durationMs,
-      status_code: attempt.statusCode, error: attempt.error, response: attempt.response, node: attempt.node,
-    }).execute();
-    await trx
-      .updateTable('webhook_deliveries')
-      .set({
-        status: outcome.status === 'retry' ? 'pending' : outcome.status,
-        attempts: c.attempts + 1,
-        next_attempt_at: outcome.status === 'retry' ? outcome.at : now,
-        locked_until: null,
-        locked_by: null,
-        last_status: attempt.statusCode,
-        last_error: attempt.error,
-        delivered_at: outcome.status === 'delivered' ? now : null,
-        updated_at: now,
-      })
-      .where('id', '=', c.id)
-      .where('locked_by', '=', attempt.node)
-      .execute();
-    if (outcome.status === 'failed' && outcome.disable) {
-      await trx.updateTable('webhooks').set({ enabled: 0, disabled_reason: outcome.disable, disabled_at: now, updated_at: now }).where('id', '=', c.webhookId).where('enabled', '=', 1).execute();
+      status_code: attempt.statusCode, error: attempt.error, response: attempt.response, node,
+    }))).execute();
+    const unclaim = { locked_until: null, locked_by: null, updated_at: now };
+    // The common case, many deliveries answered with the same 2xx, is one statement.
+    const delivered = new Map<number, number[]>();
+    for (const { c, attempt, outcome } of items) {
+      if (outcome.status === 'delivered') delivered.set(attempt.statusCode ?? 200, [...(delivered.get(attempt.statusCode ?? 200) ?? []), c.id]);
+    }
+    for (const [status, ids] of delivered) {
+      await trx.updateTable('webhook_deliveries')
+        .set((eb) => ({ ...unclaim, status: 'delivered', attempts: eb('attempts', '+', 1), next_attempt_at: now, last_status: status, last_error: null, delivered_at: now }))
+        .where('id', 'in', ids).where('locked_by', '=', node).execute();
+    }
+    for (const { c, attempt, outcome } of items) {
+      if (outcome.status === 'delivered') continue;
+      await trx.updateTable('webhook_deliveries')
+        .set({ ...unclaim, status: outcome.status === 'retry' ? 'pending' : 'failed', attempts: c.attempts + 1, next_attempt_at: outcome.status === 'retry' ? outcome.at : now, last_status: attempt.statusCode, last_error: attempt.error })
+        .where('id', '=', c.id).where('locked_by', '=', node).execute();
+      if (outcome.status === 'failed' && outcome.disable) {
+        await trx.updateTable('webhooks').set({ enabled: 0, disabled_reason: outcome.disable, disabled_at: now, updated_at: now }).where('id', '=', c.webhookId).where('enabled', '=', 1).execute();
+      }
     }
   });
 }
