@@ -8,6 +8,7 @@ export const MAX_SHEET_ROWS = 1_048_576;
 /** Excel's limit of characters in one cell; a longer text is cut there (CSV and JSON carry it whole). */
 export const MAX_CELL_TEXT = 32_767;
 const DAY_MS = 86_400_000;
+const PIECE_CHARS = 1 << 16;
 /** 1970-01-01 as an Excel serial date (the 1900 date system). */
 const UNIX_EPOCH_SERIAL = 25_569;
 
@@ -155,26 +156,30 @@ export class XlsxExportWriter {
 
   /** Appends rows of cells; resolves with the characters of sheet XML they made once the sheet can take more. */
   async write(rows: unknown[][], signal: AbortSignal): Promise<number> {
-    let start = 0;
     let chars = 0;
-    while (start < rows.length) {
+    for (let r = 0; r < rows.length; ) {
       if (this.rowInSheet === MAX_SHEET_ROWS) {
         this.sheet!.commit();
         this.startSheet();
       }
-      const end = Math.min(rows.length, start + MAX_SHEET_ROWS - this.rowInSheet);
-      const xml = this.render(rows, start, end);
-      chars += xml.length;
-      if (!this.sheetStream!.write(xml)) await once(this.sheetStream!, 'drain', { signal });
-      start = end;
+      const end = Math.min(rows.length, r + MAX_SHEET_ROWS - this.rowInSheet);
+      chars += this.render(rows, r, end);
+      r = end;
     }
+    if (this.sheetStream!.writableNeedDrain) await once(this.sheetStream!, 'drain', { signal });
     if (this.failure) throw this.failure;
     return chars;
   }
 
-  private render(rows: unknown[][], start: number, end: number): string {
+  /**
+   * Renders rows into the sheet in pieces of about 64 kB: a piece becomes bytes as soon as it is written, so
+   * the strings of a batch never pile up (left to grow, they outlive young-generation collections and swell
+   * the heap of a long export).
+   */
+  private render(rows: unknown[][], start: number, end: number): number {
     const { letters, renderers } = this;
     const n = renderers.length;
+    let chars = 0;
     let xml = '';
     for (let r = start; r < end; r++) {
       const row = rows[r];
@@ -185,8 +190,14 @@ export class XlsxExportWriter {
         if (v !== null && v !== undefined) xml += renderers[i](` r="${letters[i]}${num}"`, v);
       }
       xml += '</row>';
+      if (xml.length >= PIECE_CHARS) {
+        this.sheetStream!.write(xml);
+        chars += xml.length;
+        xml = '';
+      }
     }
-    return xml;
+    if (xml) this.sheetStream!.write(xml);
+    return chars + xml.length;
   }
 
   /** Closes the sheet and the package; resolves when the last byte is written to the output. */
