@@ -4,7 +4,7 @@
 // 1 000 000-row case) --backends sqlite,postgres --fresh (seed again) --dir <cache dir for seeded files>.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import SQLite from 'better-sqlite3';
@@ -32,6 +32,8 @@ interface Row {
   mb: number;
   peakRss?: number;
   rssGrowth?: number;
+  /** CPU seconds (user + system) the exporting process spent: a fairer figure than wall time on a busy machine. */
+  cpu?: number;
 }
 
 const rows: Row[] = [];
@@ -124,6 +126,12 @@ async function postgresStore(products: number, orders: number, fresh: boolean): 
 
 const status = (pid: number, key: string): number => Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 
+/** CPU seconds (user + system) a process has used so far. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 /** Resets the kernel's peak-RSS mark of a process (Linux `clear_refs` 5), so that VmHWM then measures one request. */
 function resetPeak(pid: number): number {
   writeFileSync(`/proc/${pid}/clear_refs`, '5');
@@ -156,10 +164,10 @@ async function download(url: string, headers: Record<string, string>): Promise<T
 }
 
 /** A command's CSV on stdout, timed; its peak memory from GNU time. */
-function floor(command: string, args: string[]): Promise<Timed & { peakRss: number }> {
+function floor(command: string, args: string[]): Promise<Timed & { peakRss: number; cpu: number }> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn('/usr/bin/time', ['-f', '%M', command, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('/usr/bin/time', ['-f', '%M %U %S', command, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let ttfb = 0;
     let bytes = 0;
     let lines = 0;
@@ -173,8 +181,8 @@ function floor(command: string, args: string[]): Promise<Timed & { peakRss: numb
     child.on('error', reject);
     child.on('exit', (code) => {
       if (code !== 0) return reject(new Error(`${command} exited with ${code}: ${err}`));
-      const kb = Number(err.trim().split('\n').pop());
-      resolve({ ttfb: ttfb / 1000, total: (performance.now() - started) / 1000, bytes, lines, peakRss: kb / 1024 });
+      const [kb, user, system] = err.trim().split('\n').pop()!.split(' ').map(Number);
+      resolve({ ttfb: ttfb / 1000, total: (performance.now() - started) / 1000, bytes, lines, peakRss: kb / 1024, cpu: user + system });
     });
   });
 }
@@ -215,10 +223,12 @@ async function exportCase(backend: string, databaseUrl: string, collection: stri
     // Warm the route (and the page cache) with a small page, so the figures are of the export itself.
     await download(`${server.url}/api/v2/${collection}?format=${format}&limit=10`, auth);
     const baseline = resetPeak(pid);
+    const cpuBefore = cpuSeconds(pid);
     const t = await download(`${server.url}/api/v2/${collection}?format=${format}`, auth);
     const peak = status(pid, 'VmHWM');
+    const cpu = cpuSeconds(pid) - cpuBefore;
     const count = format === 'csv' ? t.lines - 1 : (rowsExpected ?? 0);
-    rows.push({ backend, what: `API ${format.toUpperCase()} ${collection}`, rows: count, ttfb: t.ttfb, total: t.total, mb: t.bytes / MB, peakRss: peak, rssGrowth: peak - baseline });
+    rows.push({ backend, what: `API ${format.toUpperCase()} ${collection}`, rows: count, ttfb: t.ttfb, total: t.total, mb: t.bytes / MB, peakRss: peak, rssGrowth: peak - baseline, cpu });
     say(`  ${backend} ${format} ${collection}: ${t.total.toFixed(2)} s, ${(t.bytes / MB).toFixed(1)} MB, RSS +${(peak - baseline).toFixed(0)} MB`);
   });
 }
@@ -270,18 +280,18 @@ async function encoders(file: string): Promise<void> {
 function report(products: number, orders: number): void {
   const f = (n: number | undefined, d = 2) => (n === undefined ? '' : n.toFixed(d));
   say('');
-  say(`Exports of ${products} products and ${orders} orders (${new Date().toISOString().slice(0, 10)}, Node ${process.version})`);
+  say(`Exports of ${products} products and ${orders} orders (${new Date().toISOString().slice(0, 10)}, Node ${process.version}, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')})`);
   say('');
-  say('| backend | what | rows | TTFB s | total s | MB | server peak RSS MB | RSS growth MB |');
-  say('|---|---|---:|---:|---:|---:|---:|---:|');
-  for (const r of rows) say(`| ${r.backend} | ${r.what} | ${r.rows} | ${r.ttfb ? f(r.ttfb, 3) : ''} | ${f(r.total)} | ${r.mb ? f(r.mb, 1) : ''} | ${f(r.peakRss, 0)} | ${f(r.rssGrowth, 0)} |`);
+  say('| backend | what | rows | TTFB s | total s | CPU s | MB | peak RSS MB | RSS growth MB |');
+  say('|---|---|---:|---:|---:|---:|---:|---:|---:|');
+  for (const r of rows) say(`| ${r.backend} | ${r.what} | ${r.rows} | ${r.ttfb ? f(r.ttfb, 3) : ''} | ${f(r.total)} | ${f(r.cpu)} | ${r.mb ? f(r.mb, 1) : ''} | ${f(r.peakRss, 0)} | ${f(r.rssGrowth, 0)} |`);
   // Each export against the database's own CSV export of the same rows, measured in the same run.
   const floors: Record<string, string> = { products: 'products', orders: 'orders ⋈ items', 'product-parameters': 'product_parameters' };
   say('');
   for (const r of rows.filter((x) => x.what.startsWith('API '))) {
     const collection = r.what.split(' ')[2];
     const base = rows.find((x) => x.backend === r.backend && !x.what.startsWith('API ') && x.what.endsWith(floors[collection]));
-    if (base) say(`- ${r.backend} ${r.what}: ${(r.total / base.total).toFixed(1)}× \`${base.what}\``);
+    if (base) say(`- ${r.backend} ${r.what}: ${(r.total / base.total).toFixed(1)}× the time, ${(r.cpu! / base.cpu!).toFixed(1)}× the CPU of \`${base.what}\``);
   }
 }
 
@@ -294,12 +304,12 @@ const fresh = options.has('fresh');
 const dir = options.get('dir') ?? join(tmpdir(), 'store-api-bench-exports');
 mkdirSync(dir, { recursive: true });
 
-if (backends.includes('sqlite')) {
+async function sqliteCases(): Promise<void> {
   const file = await sqliteStore(dir, products, orders, fresh);
   const items = Number(new SQLite(file, { readonly: true }).prepare('select count(*) as n from order_items').pluck().get());
   for (const [what, query] of [['sqlite3 -csv products', 'select * from products'], ['sqlite3 -csv orders ⋈ items', 'select * from orders o join order_items i on i.order_id = o.id']] as const) {
     const t = await floor('sqlite3', ['-csv', '-header', file, query]);
-    rows.push({ backend: 'sqlite', what, rows: t.lines - 1, ttfb: t.ttfb, total: t.total, mb: t.bytes / MB, peakRss: t.peakRss });
+    rows.push({ backend: 'sqlite', what, rows: t.lines - 1, ttfb: t.ttfb, total: t.total, mb: t.bytes / MB, peakRss: t.peakRss, cpu: t.cpu });
   }
   for (const format of ['csv', 'xlsx'] as const) {
     await exportCase('sqlite', `sqlite:${file}`, 'products', format, products);
@@ -310,17 +320,17 @@ if (backends.includes('sqlite')) {
   if (bigProducts > 0) {
     const big = await sqliteStore(dir, bigProducts, 0, fresh);
     const t = await floor('sqlite3', ['-csv', '-header', big, 'select * from product_parameters']);
-    rows.push({ backend: 'sqlite', what: 'sqlite3 -csv product_parameters', rows: t.lines - 1, ttfb: t.ttfb, total: t.total, mb: t.bytes / MB, peakRss: t.peakRss });
+    rows.push({ backend: 'sqlite', what: 'sqlite3 -csv product_parameters', rows: t.lines - 1, ttfb: t.ttfb, total: t.total, mb: t.bytes / MB, peakRss: t.peakRss, cpu: t.cpu });
     const parameters = Number(new SQLite(big, { readonly: true }).prepare('select count(*) from product_parameters').pluck().get());
     for (const format of ['csv', 'xlsx'] as const) await exportCase('sqlite', `sqlite:${big}`, 'product-parameters', format, parameters);
   }
 }
 
-if (backends.includes('postgres')) {
+async function postgresCases(): Promise<void> {
   const url = await postgresStore(products, orders, fresh);
   for (const [what, query] of [['psql \\copy products', 'select * from products'], ['psql \\copy orders ⋈ items', 'select * from orders o join order_items i on i.order_id = o.id']] as const) {
     const t = await floor('psql', [url, '-c', `\\copy (${query}) to stdout with csv header`]);
-    rows.push({ backend: 'postgres', what, rows: t.lines - 1, ttfb: t.ttfb, total: t.total, mb: t.bytes / MB, peakRss: t.peakRss });
+    rows.push({ backend: 'postgres', what, rows: t.lines - 1, ttfb: t.ttfb, total: t.total, mb: t.bytes / MB, peakRss: t.peakRss, cpu: t.cpu });
   }
   const items = await pgAdmin(async (c) => Number((await c.query('select count(*) as n from order_items')).rows[0].n), new URL(url).pathname.slice(1));
   for (const format of ['csv', 'xlsx'] as const) {
@@ -329,4 +339,14 @@ if (backends.includes('postgres')) {
   }
 }
 
+// A failing backend (say, PostgreSQL down) must not lose the figures of the other.
+for (const [name, cases] of [['sqlite', sqliteCases], ['postgres', postgresCases]] as const) {
+  if (!backends.includes(name)) continue;
+  try {
+    await cases();
+  } catch (err) {
+    process.exitCode = 1;
+    say(`${name} cases failed: ${(err as Error).message}`);
+  }
+}
 report(products, orders);
