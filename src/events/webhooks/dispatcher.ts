@@ -14,6 +14,7 @@ const MIN_WAIT_MS = 2;
 const COALESCE_MS = 50;
 /** Attempts that end within this of each other are recorded in one transaction. */
 const FINISH_BATCH_MS = 10;
+const SLOT_GATHER_MS = 3;
 
 export interface DispatcherDeps {
   store: Store;
@@ -46,7 +47,10 @@ export class WebhookDispatcher {
   readonly node = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   private readonly signal: EventSignal;
   private readonly sender: Sender;
+  /** Attempts waiting for the receiver: at most `concurrency`. */
   private readonly inFlight = new Set<Promise<void>>();
+  /** Outcomes still to be written. */
+  private readonly recording = new Set<Promise<void>>();
   private readonly stopAttempts = new AbortController();
   private readonly concurrency: number;
   private readonly leaseMs: number;
@@ -76,7 +80,7 @@ export class WebhookDispatcher {
   }
 
   private async renew(): Promise<void> {
-    if (this.inFlight.size === 0) return;
+    if (this.inFlight.size === 0 && this.recording.size === 0) return;
     await renewClaims(this.own.store.db, this.node, new Date(Date.now() + this.leaseMs).toISOString())
       .catch((err: unknown) => this.deps.log?.warn({ err }, 'webhook claims could not be renewed'));
   }
@@ -120,21 +124,29 @@ export class WebhookDispatcher {
         delay = Math.min(30_000, 500 * 2 ** Math.min(failures, 6));
       }
       if (this.stopping) break;
-      if (this.kicked || delay <= 0) continue;
+      if (delay <= 0) continue;
+      if (this.kicked) {
+        // Slots free up one answer at a time: gather a few before claiming again, not a pass per answer.
+        await new Promise((r) => setTimeout(r, SLOT_GATHER_MS));
+        continue;
+      }
       this.kick = new AbortController();
       // Never less than a timer tick: on SQLite every query resolves in microtasks, and a loop that never
       // waited on a timer would starve the sockets of the attempts in flight.
       await this.signal.wait(generation, Math.max(MIN_WAIT_MS, delay), this.kick.signal);
       this.kick = undefined;
-      // Events that come close together are fanned out and claimed in one pass rather than a pass each;
-      // 50 ms is little against the delivery delay and saves most of the per-pass work at 100 events/s.
-      if (this.signal.generation !== generation) await new Promise((r) => setTimeout(r, COALESCE_MS));
+      // Woken by new events (not by a free slot): let those that come close together gather for one pass
+      // rather than a pass each; 50 ms is little against the delivery delay and saves most of the
+      // per-pass work at 100 events/s.
+      if (this.kicked) await new Promise((r) => setTimeout(r, SLOT_GATHER_MS));
+      else if (this.signal.generation !== generation) await new Promise((r) => setTimeout(r, COALESCE_MS));
     }
   }
 
+  /** Sends in a slot of its own; the slot is free again once the receiver has answered (recording follows). */
   private launch(c: Claimed): void {
     const attempt = this.attempt(c)
-      .catch((err: unknown) => this.deps.log?.error({ err, delivery: c.msgId }, 'webhook attempt could not be recorded'))
+      .catch((err: unknown) => this.deps.log?.error({ err, delivery: c.msgId }, 'webhook attempt failed'))
       .finally(() => {
         this.inFlight.delete(attempt);
         this.wake();
@@ -159,8 +171,14 @@ export class WebhookDispatcher {
         ? { status: 'failed', disable: `Delivery ${c.msgId} failed ${failed} attempts over the whole retry schedule (${scheduleSpan(config.webhooks.retrySchedule)}); last: ${result.error}.` }
         : { status: 'retry', at: new Date(Date.now() + wait).toISOString() };
     }
-    await this.record({ c, attempt: { startedAt: new Date(started).toISOString(), durationMs: Date.now() - started, statusCode: result.statusCode, error: result.error, response: result.response }, outcome });
-    if (outcome.status === 'failed') this.deps.log?.warn({ delivery: c.msgId, webhook: c.webhookId, reason: outcome.disable }, 'webhook subscription disabled');
+    // The claim holds the row until the outcome is recorded, so no other pass or node takes it meanwhile.
+    const recorded = this.record({ c, attempt: { startedAt: new Date(started).toISOString(), durationMs: Date.now() - started, statusCode: result.statusCode, error: result.error, response: result.response }, outcome })
+      .then(() => {
+        if (outcome.status === 'failed') this.deps.log?.warn({ delivery: c.msgId, webhook: c.webhookId, reason: outcome.disable }, 'webhook subscription disabled');
+      })
+      .catch((err: unknown) => this.deps.log?.error({ err, delivery: c.msgId }, 'webhook attempt could not be recorded; it is made again when its claim runs out'))
+      .finally(() => this.recording.delete(recorded));
+    this.recording.add(recorded);
   }
 
   /** Records an attempt's outcome together with those that end within FINISH_BATCH_MS of it. */
@@ -194,6 +212,7 @@ export class WebhookDispatcher {
     const grace = setTimeout(() => this.stopAttempts.abort(), this.options.graceMs ?? 5000);
     await Promise.allSettled([...this.inFlight]);
     clearTimeout(grace);
+    await Promise.allSettled([...this.recording]);
     this.sender.close();
     await this.signal.close();
     await this.own.close();

@@ -2,7 +2,7 @@ import type { LookupAddress, LookupOptions } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
-import { Webhook } from 'standardwebhooks';
+import { signature } from './sign.ts';
 import { hostOf, isPrivateAddress, resolveTarget, TargetRefused } from './ssrf.ts';
 
 export const DELIVERY_TIMEOUT_MS = 15_000;
@@ -29,8 +29,8 @@ export interface SendResult {
 
 /** Standard Webhooks headers; with two secrets the signature header carries both, space-separated. */
 export function signedHeaders(m: Message, at: Date): Record<string, string> {
-  const signature = m.secrets.map((s) => new Webhook(s).sign(m.msgId, at, m.payload)).join(' ');
-  return { 'webhook-id': m.msgId, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': signature };
+  const seconds = Math.floor(at.getTime() / 1000);
+  return { 'webhook-id': m.msgId, 'webhook-timestamp': String(seconds), 'webhook-signature': m.secrets.map((s) => signature(s, m.msgId, seconds, m.payload)).join(' ') };
 }
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
