@@ -95,7 +95,6 @@ describe('store-api command line (SQLite)', { concurrency: 3 }, () => {
       [['credentials', 'create', '--name', 'x', '--scopes', 'products:read,bogus'], /bogus/],
       [['credentials', 'create', '--scopes', 'products:read'], /--name/],
       [['seed', '--products', 'abc'], /--products.*abc/],
-      [['seed', '--products', '0', '--orders', '5'], /Orders need products/],
       [['credentials', 'disable', 'sda_nosuchclient'], /not found/],
       [['no-such-command'], /no-such-command/],
     ];
@@ -111,6 +110,10 @@ describe('store-api command line (SQLite)', { concurrency: 3 }, () => {
       assert.match(lines[0], reason);
       assert.doesNotMatch(out.stderr, /\n\s+at /, 'no stack trace');
     }
+    // Orders without products to order: a store of its own, empty, so nothing else writes beside it.
+    const empty = await cli('--database', `sqlite:${join(dir, 'no-products.db')}`, 'seed', '--products', '0', '--orders', '5');
+    assert.notEqual(empty.code, 0);
+    assert.match(empty.stderr.trim(), /^store-api: Orders need products/);
     const badUrl = await run(process.execPath, [BIN, '--database', 'mysql://nope', 'migrate'], { cwd: dir, env }).then(() => undefined, (e: { code: number; stderr: string }) => e);
     assert.ok(badUrl && badUrl.code !== 0);
     assert.match(badUrl.stderr.trim(), /^store-api: DATABASE_URL must start with sqlite: or postgres:\/\//);
