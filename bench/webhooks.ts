@@ -2,12 +2,13 @@
 // as an operator runs it and a receiver on 127.0.0.1 that answers 200 at once.
 //  1. Throughput and delay: N writes through the admin API (8 at a time); events/s from the first write to the
 //     last 2xx, and p50/p99 of the delay from each write's transaction (its event's occurredAt) to its 2xx.
-//  2. Read API under delivery: autocannon on /api/v2/products?limit=100 alone, beside 100 writes/s with no
+//  2. Server CPU time per write, without and with its delivery (robust against other load on the machine).
+//  3. Read API under delivery: autocannon on /api/v2/products?limit=100 alone, beside 100 writes/s with no
 //     subscription, and beside 100 writes/s each delivered (the last two differ by the delivery work only).
 // Options: --writes 1000 --rate 100 --duration 10 --connections 20 --backends sqlite,postgres --products 2000.
 // See README, "Changes feed and webhooks".
 import http from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { numberOption, parseArgs } from './lib/args.ts';
@@ -103,6 +104,16 @@ async function pacedWrites(base: string, tag: string, seconds: number): Promise<
   return pending.length;
 }
 
+/** CPU time (user + system) a process has used, in ms, from /proc (Linux; 0 elsewhere). */
+function cpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return 0;
+  }
+}
+
 interface Backend {
   url: string;
   drop(): Promise<void>;
@@ -119,6 +130,7 @@ async function database(kind: string): Promise<Backend> {
 
 const rows: Array<Array<string | number>> = [];
 const reads: Array<Array<string | number>> = [];
+const cpu: Array<Array<string | number>> = [];
 for (const kind of backends) {
   const db = await database(kind);
   let server: Server | undefined;
@@ -136,6 +148,10 @@ for (const kind of backends) {
 
     // 1. Throughput and delay.
     const sub = JSON.parse((await request(base, 'POST', '/admin/api/webhooks', { url: hooks.url, events: ['brand.*'] })).body) as { id: number };
+    // Warm-up (JIT, connections, caches): 200 delivered writes, not measured.
+    await pacedWrites(base, 'Warm-up', 2);
+    for (const deadline = Date.now() + 30_000; hooks.arrivals.size < answered.size && Date.now() < deadline;) await sleep(10);
+    hooks.arrivals.clear();
     say(`${kind}: ${writes} writes, 8 at a time, each delivered …`);
     const started = Date.now();
     let next = 0;
@@ -153,7 +169,25 @@ for (const kind of backends) {
     rows.push([kind, writes, round(writes / ((written - started) / 1000)), round(writes / ((last - started) / 1000)), percentile(d.fromAnswer, 50), percentile(d.fromAnswer, 99), percentile(d.fromWrite, 50), percentile(d.fromWrite, 99), d.fromWrite[d.fromWrite.length - 1]]);
     say(`  events/s ${rows.at(-1)![3]}; commit→2xx p50 ${rows.at(-1)![4]} ms, p99 ${rows.at(-1)![5]} ms`);
 
-    // 2. The read API alone, beside writes, and beside writes that are delivered.
+    // 2. The server's CPU time per write, without and with its delivery: what delivery costs the process
+    // that also serves the API (CPU time is not skewed by other work on the machine, as throughput is).
+    const pid = server.child.pid!;
+    const perWrite = async (tag: string): Promise<number> => {
+      hooks.arrivals.clear();
+      const before = cpuMs(pid);
+      const n = await pacedWrites(base, tag, 5);
+      const deadline = Date.now() + 60_000;
+      while (tag === 'Cpu delivered' && hooks.arrivals.size < n && Date.now() < deadline) await sleep(10);
+      await sleep(300);
+      return (cpuMs(pid) - before) / n;
+    };
+    await request(base, 'PATCH', `/admin/api/webhooks/${sub.id}`, { enabled: false });
+    const cpuPlain = await perWrite('Cpu plain');
+    await request(base, 'PATCH', `/admin/api/webhooks/${sub.id}`, { enabled: true });
+    const cpuDelivered = await perWrite('Cpu delivered');
+    cpu.push([kind, round(cpuPlain, 2), round(cpuDelivered, 2), round(cpuDelivered - cpuPlain, 2), `${round(((cpuDelivered - cpuPlain) * rate) / 10, 1)} %`]);
+
+    // 3. The read API alone, beside writes, and beside writes that are delivered.
     const load = (): Promise<LoadResult> => runLoad({ url: `${base}/api/v2/products?limit=100`, headers: { authorization: `Bearer ${token}` }, connections, duration, warmup: 2 });
     await request(base, 'PATCH', `/admin/api/webhooks/${sub.id}`, { enabled: false });
     say(`${kind}: read API alone …`);
@@ -182,6 +216,8 @@ say('\nDelivery: writes through the admin API, each event delivered to a receive
 say('commit→2xx: from the admin API\'s answer to the write (just after its commit; negative when the webhook came first) to the receiver');
 say('having the request; write→2xx: from the start of the write\'s transaction (the event\'s occurredAt), queueing behind other writes included.\n');
 say(table(['backend', 'writes', 'writes/s', 'events/s delivered', 'commit→2xx p50 ms', 'commit→2xx p99 ms', 'write→2xx p50 ms', 'write→2xx p99 ms', 'max ms'], rows));
+say(`\nServer CPU time per write at ${rate} writes/s (from /proc), without a subscription and with each event delivered.\n`);
+say(table(['backend', 'CPU ms per write', 'CPU ms per write + delivery', 'CPU ms per delivery', `of one core at ${rate} events/s`], cpu));
 say(`\nRead API (${connections} connections, ${duration} s, GET /api/v2/products?limit=100) beside ${rate} writes/s.\n`);
 say(table(['backend', 'alone req/s', `+ ${rate} writes/s req/s`, '+ writes delivered req/s', 'cost of delivery', 'cost of writes + delivery', 'commit→2xx p99 ms'], reads));
 agent.destroy();
