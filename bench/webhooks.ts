@@ -149,6 +149,7 @@ for (const kind of backends) {
     // 1. Throughput and delay.
     const sub = JSON.parse((await request(base, 'POST', '/admin/api/webhooks', { url: hooks.url, events: ['brand.*'] })).body) as { id: number };
     // Warm-up (JIT, connections, caches): 200 delivered writes, not measured.
+    answered.clear();
     await pacedWrites(base, 'Warm-up', 2);
     for (const deadline = Date.now() + 30_000; hooks.arrivals.size < answered.size && Date.now() < deadline;) await sleep(10);
     hooks.arrivals.clear();
