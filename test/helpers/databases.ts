@@ -41,7 +41,7 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** A fresh, migrated, empty database: a temporary SQLite file, or a PostgreSQL schema of its own. */
+/** A fresh, migrated, empty database: a temporary SQLite file, or a PostgreSQL database of its own. */
 export async function createTestDatabase(dialect: Dialect): Promise<TestDatabase> {
   if (dialect === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'store-api-test-'));
@@ -50,23 +50,26 @@ export async function createTestDatabase(dialect: Dialect): Promise<TestDatabase
     await migrateToLatest(store.db);
     return { url, store, open: () => openStore(url), drop: async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); } };
   }
-  const schema = `t_${randomBytes(6).toString('hex')}`;
+  // A database of its own, not a schema: Kysely's migrator reads the whole catalog of its database, and
+  // another suite dropping its schema at that moment would make that read fail.
+  const name = `t_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: PG_URL });
   await admin.connect();
-  await admin.query(`create schema ${schema}`);
+  await admin.query(`create database ${name}`);
   await admin.end();
-  const url = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-  const store = openStore(url);
+  const url = new URL(PG_URL);
+  url.pathname = `/${name}`;
+  const store = openStore(url.toString());
   await migrateToLatest(store.db);
   return {
-    url,
+    url: url.toString(),
     store,
-    open: () => openStore(url),
+    open: () => openStore(url.toString()),
     drop: async () => {
       await store.close();
       const c = new pg.Client({ connectionString: PG_URL });
       await c.connect();
-      await c.query(`drop schema ${schema} cascade`);
+      await c.query(`drop database if exists ${name} with (force)`);
       await c.end();
     },
   };
