@@ -97,7 +97,12 @@ export class WebhookDispatcher {
     const store = this.own.store;
     // Without an enabled subscription a pass is one indexed read, not the transactions below.
     if (!(await anyEnabled(store.db))) return config.webhooks.pollMs;
-    while ((await fanOut(store, nowIso())) === FANOUT_BATCH && !this.stopping);
+    for (;;) {
+      const take = { node: this.node, limit: this.stopping ? 0 : this.concurrency - this.inFlight.size, leaseMs: this.leaseMs };
+      const fanned = await fanOut(store, nowIso(), take);
+      for (const c of fanned.claimed) this.launch(c);
+      if (fanned.read < FANOUT_BATCH || this.stopping) break;
+    }
     const free = this.concurrency - this.inFlight.size;
     const claimed = this.stopping ? [] : await claimDue(store, this.node, free, this.leaseMs);
     for (const c of claimed) this.launch(c);

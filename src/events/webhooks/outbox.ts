@@ -15,32 +15,53 @@ export const FANOUT_BATCH = 500;
 export const messageId = (webhookId: number, createdAt: string, seq: number): string =>
   `msg_${createHash('sha256').update(`${webhookId}:${createdAt}:${seq}`).digest('hex').slice(0, 26)}`;
 
-
 /** The Standard Webhooks body `{ type, timestamp, data }`; `data` is spliced in as the log stored it. */
 export const webhookPayload = (type: string, occurredAt: string, data: string): string =>
   `{"type":${JSON.stringify(type)},"timestamp":${JSON.stringify(occurredAt)},"data":${data}}`;
 
 interface EventRow { seq: number; type: string; occurred_at: string; data: string }
-interface Target { id: number; created_at: string; from_seq: number; matches: (type: string) => boolean }
+interface SigningRow { secret: string; previous_secret: string | null; previous_secret_expires_at: string | null }
+interface Target extends SigningRow { id: number; url: string; created_at: string; from_seq: number; matches: (type: string) => boolean }
 
-async function insertDeliveries(db: Executor, targets: Target[], events: EventRow[], now: string): Promise<number> {
+/** The secrets deliveries are signed with now: the current one, and the previous one during a rotation. */
+const secretsOf = (s: SigningRow, at: string): string[] =>
+  s.previous_secret && s.previous_secret_expires_at && s.previous_secret_expires_at > at ? [s.secret, s.previous_secret] : [s.secret];
+
+/** Where the fanning node takes the first attempts itself: its free slots, leased to it as a claim would. */
+export interface Take {
+  node: string;
+  limit: number;
+  leaseMs: number;
+}
+
+async function insertDeliveries(db: Executor, targets: Target[], events: EventRow[], now: string, take: Take | undefined): Promise<Claimed[]> {
+  const until = take ? new Date(Date.parse(now) + take.leaseMs).toISOString() : null;
   const rows = events.flatMap((e) =>
     targets
       .filter((s) => Number(e.seq) > s.from_seq && s.matches(e.type))
       .map((s) => ({
         msg_id: messageId(s.id, s.created_at, Number(e.seq)), webhook_id: s.id, event_seq: Number(e.seq), event_type: e.type, payload: webhookPayload(e.type, e.occurred_at, e.data),
-        status: 'pending', attempts: 0, next_attempt_at: now, created_at: now, updated_at: now,
+        status: 'pending', attempts: 0, next_attempt_at: now, created_at: now, updated_at: now, locked_by: null as string | null, locked_until: null as string | null,
       })),
   );
+  for (const row of rows.slice(0, take?.limit ?? 0)) Object.assign(row, { locked_by: take!.node, locked_until: until });
+  const byId = new Map(targets.map((t) => [t.id, t]));
+  const claimed: Claimed[] = [];
   for (let i = 0; i < rows.length; i += 200) {
-    await db.insertInto('webhook_deliveries').values(rows.slice(i, i + 200)).onConflict((oc) => oc.columns(['webhook_id', 'event_seq']).doNothing()).execute();
+    const inserted = await db.insertInto('webhook_deliveries').values(rows.slice(i, i + 200)).onConflict((oc) => oc.columns(['webhook_id', 'event_seq']).doNothing())
+      .returning(['id', 'msg_id', 'webhook_id', 'payload', 'locked_by']).execute();
+    for (const r of inserted) {
+      if (!take || r.locked_by !== take.node) continue;
+      const t = byId.get(Number(r.webhook_id))!;
+      claimed.push({ id: Number(r.id), msgId: r.msg_id, webhookId: t.id, payload: r.payload, attempts: 0, url: t.url, secrets: secretsOf(t, now) });
+    }
   }
-  return rows.length;
+  return claimed;
 }
 
 async function enabledTargets(db: Executor): Promise<Target[]> {
-  const subs = await db.selectFrom('webhooks').select(['id', 'events', 'from_seq', 'created_at']).where('enabled', '=', 1).execute();
-  return subs.map((s) => ({ id: Number(s.id), created_at: s.created_at, from_seq: Number(s.from_seq), matches: eventMatcher(JSON.parse(s.events) as string[]) }));
+  const subs = await db.selectFrom('webhooks').select(['id', 'url', 'events', 'from_seq', 'created_at', 'secret', 'previous_secret', 'previous_secret_expires_at']).where('enabled', '=', 1).execute();
+  return subs.map((s) => ({ ...s, id: Number(s.id), from_seq: Number(s.from_seq), matches: eventMatcher(JSON.parse(s.events) as string[]) }));
 }
 
 /** Whether any subscription is enabled: without one the dispatcher has nothing to do. */
@@ -53,11 +74,13 @@ const cursorRowMade = new WeakSet<Store>();
 /**
  * Turns events after the fan-out cursor into one pending delivery per matching enabled subscription, and
  * moves the cursor, in one transaction: a crash leaves either both or neither. Events commit in seq order,
- * so a cursor never passes an event that is still to commit. Returns how many events it read (a full
- * batch means there may be more). On PostgreSQL only one node fans out at a time (it holds the cursor
- * row); the others skip.
+ * so a cursor never passes an event that is still to commit. With `take`, the first deliveries are made
+ * already claimed by the fanning node (most deliveries need one attempt; this spares each a claim). Returns
+ * how many events it read (a full batch means there may be more) and the deliveries it took. On PostgreSQL
+ * only one node fans out at a time (it holds the cursor row); the others skip.
  */
-export async function fanOut(store: Store, now: string, batch = FANOUT_BATCH): Promise<number> {
+export async function fanOut(store: Store, now: string, take?: Take, batch = FANOUT_BATCH): Promise<{ read: number; claimed: Claimed[] }> {
+  const none = { read: 0, claimed: [] };
   if (store.dialect === 'postgres' && !cursorRowMade.has(store)) {
     await store.db.insertInto('settings').values({ key: FANOUT_CURSOR, value: '' }).onConflict((oc) => oc.column('key').doNothing()).execute();
     cursorRowMade.add(store);
@@ -67,25 +90,25 @@ export async function fanOut(store: Store, now: string, batch = FANOUT_BATCH): P
     if (store.dialect === 'postgres') {
       // The cursor row, locked to commit, is the baton: a node that finds it taken leaves the work to its holder.
       const row = await trx.selectFrom('settings').select('value').where('key', '=', FANOUT_CURSOR).forUpdate().skipLocked().executeTakeFirst();
-      if (!row) return 0;
+      if (!row) return none;
       stored = row.value || undefined;
     } else stored = await getSetting(trx, FANOUT_CURSOR);
     const events = await trx.selectFrom('events').select(['seq', 'type', 'occurred_at', 'data']).where('seq', '>', Number(stored ?? 0)).orderBy('seq').limit(batch).execute();
-    if (events.length === 0) return 0;
+    if (events.length === 0) return none;
     // Subscriptions are read after the events: one made in between starts after those events anyway
     // (its from_seq is the head when it was made), while one read first could miss events read later.
     const targets = await enabledTargets(trx);
     // Nothing listens: no work, and no write (the cursor catches up when a subscription exists again).
-    if (targets.length === 0) return 0;
+    if (targets.length === 0) return none;
     // After a time without subscriptions the cursor is far behind: jump over what no subscription wants.
     const wantedAfter = Math.min(...targets.map((t) => t.from_seq));
     if (wantedAfter >= Number(events[events.length - 1].seq)) {
       await setSetting(trx, FANOUT_CURSOR, String(wantedAfter));
-      return batch;
+      return { read: batch, claimed: [] };
     }
-    await insertDeliveries(trx, targets, events, now);
+    const claimed = await insertDeliveries(trx, targets, events, now, take);
     await setSetting(trx, FANOUT_CURSOR, String(events[events.length - 1].seq));
-    return events.length;
+    return { read: events.length, claimed };
   });
 }
 
@@ -133,8 +156,7 @@ export async function claimDue(store: Store, node: string, limit: number, leaseM
     const byId = new Map(subs.map((s) => [Number(s.id), s]));
     return rows.map((r) => {
       const s = byId.get(Number(r.webhook_id))!;
-      const secrets = s.previous_secret && s.previous_secret_expires_at && s.previous_secret_expires_at > at ? [s.secret, s.previous_secret] : [s.secret];
-      return { id: Number(r.id), msgId: r.msg_id, webhookId: Number(r.webhook_id), payload: r.payload, attempts: Number(r.attempts), url: s.url, secrets };
+      return { id: Number(r.id), msgId: r.msg_id, webhookId: Number(r.webhook_id), payload: r.payload, attempts: Number(r.attempts), url: s.url, secrets: secretsOf(s, at) };
     });
   });
 }
