@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { notFound } from '../errors/app-error.ts';
-import { getOne, listPage, plan, type ListRequest } from './engine.ts';
+import { filteredQuery, getOne, listPage, plan, type ListRequest } from './engine.ts';
 import { listResponseContent, exportColumnsTable } from './formats/docs.ts';
 import { chooseFormat, FORMATS } from './formats/negotiate.ts';
 import { contentDisposition, exportAll, exportPage, type ExportOptions } from './formats/send.ts';
@@ -83,6 +83,11 @@ export function registerResourceRoutes(app: FastifyInstance, ctx: AppContext, de
         log: request.log,
       };
       reply.type(FORMATS[format].contentType).header('content-disposition', contentDisposition(def, format));
+      if (request.method === 'HEAD') {
+        // The headers of the export, its parameters checked, without reading (and throwing away) every row.
+        await filteredQuery(ctx.store.db, plan(def, listRequest));
+        return reply.send('');
+      }
       if (listRequest.limit !== undefined || listRequest.cursor !== undefined) {
         const page = await listPage(ctx.store.db, def, listRequest);
         if (page.pagination.nextCursor) reply.header('link', nextLink(ctx, request, page.pagination.nextCursor));

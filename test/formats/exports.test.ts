@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { Scope } from '../../src/auth/scopes.ts';
+import { exportStats } from '../../src/listing/formats/export.ts';
 import { RESOURCES } from '../../src/modules/registry.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { dialects } from '../helpers/databases.ts';
@@ -208,6 +209,18 @@ for (const dialect of await dialects()) {
         if (status === 406) assert.equal(res.json().code, 'not_acceptable');
         if (status === 400) assert.equal(res.json().errors[0].name, 'format');
       }
+    });
+
+    it('answers HEAD with the headers of the export, checking its parameters, without running it', async () => {
+      const before = { ...exportStats };
+      const head = await t.app.inject({ method: 'HEAD', url: '/api/v2/orders?format=xlsx&status=paid', headers: { authorization: `Bearer ${token}` } });
+      assert.equal(head.statusCode, 200);
+      assert.equal(head.headers['content-type'], XLSX_TYPE);
+      assert.equal(head.headers['content-disposition'], `attachment; filename="orders-${TODAY}.xlsx"`);
+      assert.equal(head.rawPayload.length, 0);
+      assert.deepEqual(exportStats, before, 'no export ran');
+      const bad = await t.app.inject({ method: 'HEAD', url: '/api/v2/orders?format=csv&status=lost', headers: { authorization: `Bearer ${token}` } });
+      assert.equal(bad.statusCode, 400);
     });
 
     it('needs the scope of the collection in every format', async () => {
