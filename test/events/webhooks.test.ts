@@ -309,6 +309,36 @@ for (const dialect of await dialects()) {
       }
     });
 
+    it('takes only a 2xx within the timeout: a hang and a redirect are failed attempts, retried', async () => {
+      const receiver = await startReceiver();
+      receiver.respond = (_m, n) => (n === 0 ? 'hang' : n === 1 ? 302 : 204);
+      const { id } = (await t.admin('POST', '/admin/api/webhooks', { url: receiver.url, events: ['brand.created'] })).json();
+      // The 15 s timeout, shortened so that the test does not wait for it.
+      const dispatcher = new WebhookDispatcher({ store: t.ctx.store, bus: t.ctx.bus, config: { webhooks: { ...t.config.webhooks, retrySchedule: [0.2, 0.2], pollMs: 50 } } }, { graceMs: 100, timeoutMs: 300 });
+      dispatcher.start();
+      try {
+        await t.admin('POST', '/admin/api/brands', { name: 'Timeout brand' });
+        await receiver.waitFor(() => receiver.accepted.size === 1, 5000, 'the third attempt');
+        let one: { status: string; attemptLog: Array<{ statusCode: number | null; error: string | null; durationMs: number }> } | undefined;
+        for (let i = 0; i < 100 && one?.status !== 'delivered'; i++) {
+          await new Promise((r) => setTimeout(r, 20));
+          one = (await t.admin('GET', `/admin/api/webhooks/${id}/deliveries/${receiver.received[0].id}`)).json();
+        }
+        assert.equal(one!.status, 'delivered');
+        assert.equal(one!.attemptLog.length, 3);
+        assert.equal(one!.attemptLog[0].statusCode, null);
+        assert.match(String(one!.attemptLog[0].error), /no answer within 0\.3 s/);
+        assert.ok(one!.attemptLog[0].durationMs >= 290);
+        assert.deepEqual([one!.attemptLog[1].statusCode, one!.attemptLog[1].error], [302, 'HTTP 302']);
+        assert.deepEqual([one!.attemptLog[2].statusCode, one!.attemptLog[2].error], [204, null]);
+        assert.equal(new Set(receiver.received.map((m) => m.id)).size, 1);
+      } finally {
+        await dispatcher.stop();
+        await t.admin('DELETE', `/admin/api/webhooks/${id}`);
+        await receiver.stop();
+      }
+    });
+
     it('prunes finished deliveries and their attempts past the retention, and keeps pending ones', async () => {
       const db = t.ctx.store.db;
       const { id } = (await t.admin('POST', '/admin/api/webhooks', { url: 'http://127.0.0.1:9/prune', events: ['*'] })).json();
