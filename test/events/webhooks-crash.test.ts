@@ -107,7 +107,7 @@ if ((await dialects()).includes('postgres')) {
       await db?.drop();
     });
 
-    it('make each attempt once: every webhook-id reaches the receiver exactly once', { timeout: 60_000 }, async () => {
+    it('make each attempt once: every webhook-id reaches the receiver exactly once', { timeout: 60_000 }, async (t) => {
       db = await createTestDatabase('postgres');
       const r = (receiver = await startReceiver());
       const sub = await createWebhook(db.store.db, { url: r.url, events: ['brand.*'] }, true);
@@ -127,7 +127,8 @@ if ((await dialects()).includes('postgres')) {
         const attempts = await db.store.db.selectFrom('webhook_attempts').select(['delivery_id', 'node']).execute();
         assert.equal(attempts.length, writes);
         assert.equal(new Set(attempts.map((a) => a.delivery_id)).size, writes);
-        assert.equal(new Set(attempts.map((a) => a.node)).size, 2, 'both nodes delivered');
+        // Which node wins each claim is up to timing; that both usually do is worth seeing, not a condition of the test.
+        t.diagnostic(`attempts by node: ${JSON.stringify(Object.fromEntries([...new Set(attempts.map((a) => a.node))].map((n) => [n, attempts.filter((a) => a.node === n).length])))}`);
       }
     });
   });
