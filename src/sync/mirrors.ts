@@ -1,10 +1,11 @@
 import type { ResourceDef, Row } from '../listing/resource.ts';
 import { brands } from '../modules/brands/resource.ts';
 import { categories } from '../modules/categories/resource.ts';
-import { normalizeMoney } from '../modules/money.ts';
+import { brandWriter } from '../modules/brands/writer.ts';
 import { productFilters } from '../modules/product-filters/resource.ts';
 import { productParameters } from '../modules/product-parameters/resource.ts';
 import { products } from '../modules/products/resource.ts';
+import { productRow } from '../modules/products/writer.ts';
 
 export type MirrorTable = 'brands' | 'categories' | 'products' | 'product_parameters' | 'product_filters';
 export type RefTable = MirrorTable | 'parameters' | 'filters' | 'filter_values';
@@ -35,7 +36,8 @@ const stamps = (item: Row) => ({ created_at: str(item.createdAt), updated_at: st
 export const brandMirror: Mirror = {
   def: brands,
   table: 'brands',
-  toRow: (i) => ({ name: str(i.name), name_lc: str(i.name).toLowerCase(), slug: str(i.slug), description: nullable(i.description), website: nullable(i.website), ...stamps(i) }),
+  // The writers derive the stored search columns (name_lc, …); a mirrored row must get exactly the same ones.
+  toRow: (i) => ({ ...brandWriter.toRow(i, undefined), ...stamps(i) }),
   uniqueText: ['slug'],
   uniquePairs: [],
   requires: [],
@@ -58,12 +60,7 @@ export const categoryMirror: Mirror = {
 export const productMirror: Mirror = {
   def: products,
   table: 'products',
-  toRow: (i) => ({
-    article_number: str(i.articleNumber), article_number_lc: str(i.articleNumber).toLowerCase(), name: str(i.name), name_lc: str(i.name).toLowerCase(),
-    description: nullable(i.description), status: str(i.status), brand_id: nullable(i.brandId), category_id: nullable(i.categoryId), ean: nullable(i.ean),
-    price: normalizeMoney(str(i.price)), currency: str(i.currency), vat_rate: Number(i.vatRate), stock: Number(i.stock ?? 0), weight: nullable(i.weight),
-    url: nullable(i.url), ...stamps(i),
-  }),
+  toRow: (i) => ({ ...productRow(i, undefined), ...stamps(i) }),
   uniqueText: ['article_number'],
   uniquePairs: [],
   requires: [
