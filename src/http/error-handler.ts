@@ -1,37 +1,17 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type FieldError } from '../errors/app-error.ts';
+import { validationReason, type ValidationError } from '../errors/validation-reasons.ts';
 import type { ProblemCode } from '../errors/codes.ts';
 import { sendProblem } from './problem.ts';
 
-interface AjvError {
-  keyword: string;
-  instancePath: string;
-  message?: string;
-  params: Record<string, unknown>;
-}
+type AjvError = ValidationError;
 
 /** Turns Ajv's errors into `{ name, reason }` pairs that name the parameter or field. */
 export function fieldErrors(validation: AjvError[]): FieldError[] {
-  const out: FieldError[] = [];
-  for (const e of validation) {
-    const path = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
-    const name = path || '(body)';
-    if (e.keyword === 'additionalProperties') {
-      const extra = String(e.params.additionalProperty);
-      out.push({ name: path ? `${path}.${extra}` : extra, reason: 'is not a known parameter or field' });
-    } else if (e.keyword === 'required') {
-      const missing = String(e.params.missingProperty);
-      out.push({ name: path ? `${path}.${missing}` : missing, reason: 'is required' });
-    } else if (e.keyword === 'minimum' || e.keyword === 'maximum') {
-      out.push({ name, reason: `must be ${e.keyword === 'minimum' ? '>=' : '<='} ${String(e.params.limit)}` });
-    } else if (e.keyword === 'enum') {
-      out.push({ name, reason: `must be one of ${(e.params.allowedValues as unknown[]).join(', ')}` });
-    } else if (e.keyword === 'type') {
-      out.push({ name, reason: `must be ${String(e.params.type).replace(',', ' or ')}` });
-    } else {
-      out.push({ name, reason: e.message ?? 'is invalid' });
-    }
-  }
+  const out = validation.map((e) => {
+    const r = validationReason(e);
+    return r.name ? r : { ...r, name: '(body)' };
+  });
   // One message per name is enough; anyOf/oneOf branches repeat themselves.
   return out.filter((e, i) => out.findIndex((o) => o.name === e.name) === i);
 }
