@@ -3,6 +3,7 @@ import { ALL_SCOPES, type Scope } from '../auth/scopes.ts';
 import * as service from '../auth/credentials.service.ts';
 import type { AppContext } from '../context.ts';
 import { errorResponses } from '../listing/routes.ts';
+import { tags, security, idParams } from './route-schemas.ts';
 
 const credentialSchema = {
   type: 'object',
@@ -19,9 +20,6 @@ const issuedSchema = {
   properties: { id: { type: 'integer' }, name: { type: 'string' }, clientId: { type: 'string' }, clientSecret: { type: 'string', description: 'Shown only now; stored as a hash.' }, scopes: { type: 'array', items: { type: 'string' } } },
 };
 const scopesInput = { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', enum: ALL_SCOPES } };
-const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'integer', minimum: 1 } } };
-const tags = ['Admin'];
-const security = [{ adminToken: [] }];
 
 /** /admin/api/credentials: what `store-api credentials …` does, over HTTP. */
 export async function credentialRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {

@@ -9,10 +9,7 @@ import { addAdminGuard } from './admin-token.ts';
 import { credentialRoutes } from './credentials.routes.ts';
 import { webhookRoutes } from './webhooks.routes.ts';
 import { syncRoutes } from './sync.routes.ts';
-
-const tags = ['Admin'];
-const security = [{ adminToken: [] }];
-const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'integer', minimum: 1 } } };
+import { tags, security, idParams } from './route-schemas.ts';
 
 function refuseFollowed(ctx: AppContext, w: WritableResource): void {
   if (ctx.followed.has(w.def.collection)) {

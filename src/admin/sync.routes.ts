@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { errorResponses } from '../listing/routes.ts';
 import { syncMetrics, syncStatus } from '../sync/status.ts';
+import { tags, security } from './route-schemas.ts';
 
 const nullableString = { type: ['string', 'null'] };
 const nullableNumber = { type: ['number', 'null'] };
@@ -34,8 +35,6 @@ const statusSchema = {
 
 /** GET /admin/api/sync (status as JSON) and /admin/api/sync/metrics (Prometheus text): how far this follower is. */
 export async function syncRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
-  const tags = ['Admin'];
-  const security = [{ adminToken: [] }];
   app.get('/sync', {
     schema: { tags, security, summary: 'Synchronisation status (this store as a follower of a main store)', response: { 200: statusSchema, ...errorResponses(401) } },
     handler: async () => syncStatus(ctx.store.db),

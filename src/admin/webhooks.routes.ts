@@ -4,10 +4,7 @@ import { errorResponses } from '../listing/routes.ts';
 import { DELIVERY_STATUSES, getDelivery, listDeliveries, replay, type DeliveryStatus, type ReplayRequest } from '../events/webhooks/deliveries.ts';
 import { EVENT_TYPES, PATTERN } from '../events/webhooks/patterns.ts';
 import * as service from '../events/webhooks/subscriptions.ts';
-
-const tags = ['Admin'];
-const security = [{ adminToken: [] }];
-const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'integer', minimum: 1 } } };
+import { tags, security, idParams } from './route-schemas.ts';
 const nullableString = { type: ['string', 'null'] };
 const dateTime = { type: 'string', format: 'date-time' };
 
