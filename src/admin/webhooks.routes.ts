@@ -2,14 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { errorResponses } from '../listing/routes.ts';
 import { DELIVERY_STATUSES, getDelivery, listDeliveries, replay, type DeliveryStatus, type ReplayRequest } from '../events/webhooks/deliveries.ts';
-import { EVENT_TYPES, PATTERN } from '../events/webhooks/patterns.ts';
+import { EVENT_TYPES, MAX_PATTERNS, PATTERN } from '../events/webhooks/patterns.ts';
 import * as service from '../events/webhooks/subscriptions.ts';
 import { tags, security, idParams } from './route-schemas.ts';
 const nullableString = { type: ['string', 'null'] };
 const dateTime = { type: 'string', format: 'date-time' };
 
 const eventsInput = {
-  type: 'array', minItems: 1, maxItems: 50, uniqueItems: true,
+  type: 'array', minItems: 1, maxItems: MAX_PATTERNS, uniqueItems: true,
   items: { type: 'string', pattern: PATTERN },
   description: `Event types, with \`*\` wildcards (\`*\`, \`order.*\`). Types: ${EVENT_TYPES.map((t) => `\`${t}\``).join(', ')}.`,
 };

@@ -34,7 +34,7 @@ for (const dialect of await dialects()) {
     it('adds, lists, rotates, shows deliveries, replays and removes; refuses a private target in one line', async () => {
       const refused = await cli(['add', '--url', 'http://127.0.0.1:9/in', '--events', 'order.*']);
       assert.equal(refused.code, 1);
-      assert.match(refused.stderr, /^store-api: url 127\.0\.0\.1 resolves to 127\.0\.0\.1, a loopback, private.*WEBHOOK_ALLOW_PRIVATE=true/);
+      assert.match(refused.stderr, /^store-api: url 127\.0\.0\.1 is in 127\.0\.0\.0\/8 \(loopback\), not a public address.*WEBHOOK_ALLOW_PRIVATE=true/);
       assert.equal(refused.stderr.trim().split('\n').length, 1);
 
       const added = await cli(['add', '--url', 'http://127.0.0.1:9/in', '--events', 'order.*, product.updated', '--json'], { WEBHOOK_ALLOW_PRIVATE: 'true' });

@@ -3,7 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
 import { signature } from './sign.ts';
-import { hostOf, isPrivateAddress, resolveTarget, TargetRefused } from './ssrf.ts';
+import { hostOf, refuseAddress, resolveTarget } from './ssrf.ts';
 
 export const DELIVERY_TIMEOUT_MS = 15_000;
 const RESPONSE_KEPT = 1024;
@@ -74,9 +74,8 @@ export function createSender(options: { allowPrivate: boolean; maxSockets: numbe
     }
     // net.connect skips the lookup for a literal address, so a literal is checked here.
     const host = hostOf(url);
-    if (isIP(host) && !options.allowPrivate && isPrivateAddress(host)) {
-      return fail(new TargetRefused(`${host} is a loopback, private, link-local or metadata address (set WEBHOOK_ALLOW_PRIVATE=true to allow)`).message);
-    }
+    const refused = isIP(host) ? refuseAddress(host, options.allowPrivate) : undefined;
+    if (refused) return fail(refused.message);
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = AbortSignal.any([timeout, stop]);
     const client = url.protocol === 'https:' ? https : http;

@@ -3,7 +3,7 @@ import { nowIso, type Executor } from '../../db/database.ts';
 import type { WebhookTable } from '../../db/tables.ts';
 import { AppError, notFound } from '../../errors/app-error.ts';
 import { headSeq } from '../log.ts';
-import { parsePatterns, unknownPatterns } from './patterns.ts';
+import { MAX_PATTERNS, parsePatterns, patternProblem, unknownPatterns } from './patterns.ts';
 import { checkTargetUrl, TargetRefused } from './ssrf.ts';
 
 type Row = Omit<WebhookTable, 'id'> & { id: number };
@@ -67,8 +67,11 @@ async function checkUrl(url: string, allowPrivate: boolean): Promise<string> {
 function checkEvents(raw: string[] | string): string[] {
   const patterns = parsePatterns(raw);
   if (patterns.length === 0) throw invalid('events', 'must name at least one event type or pattern');
-  const bad = patterns.find((p) => !/^[a-z*][a-z0-9_.*-]{0,99}$/.test(p));
-  if (bad) throw invalid('events', `has a malformed pattern "${bad}"`);
+  if (patterns.length > MAX_PATTERNS) throw invalid('events', `has more than ${MAX_PATTERNS} patterns`);
+  for (const p of patterns) {
+    const problem = patternProblem(p);
+    if (problem) throw invalid('events', problem);
+  }
   const unknown = unknownPatterns(patterns);
   if (unknown.length) throw invalid('events', `has patterns that match no event type: ${unknown.join(', ')}`);
   return patterns;
