@@ -1,9 +1,9 @@
-import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import Cursor from 'pg-cursor';
+import { prepareSqliteFile } from './sqlite-files.ts';
 import { withStatementCache } from './statement-cache.ts';
 import type { Database } from './tables.ts';
 
@@ -46,7 +46,8 @@ export function openStore(databaseUrl: string, options: OpenOptions = {}): Store
   if (databaseUrl.startsWith('sqlite:')) {
     const raw = databaseUrl.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
     const path = raw === ':memory:' ? raw : resolve(raw);
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    // Owner-only: the file holds webhook secrets and the hashing key.
+    if (path !== ':memory:') prepareSqliteFile(path);
     // One connection: better-sqlite3 is synchronous, so in one process it is the single writer and the
     // readers at once. Long exports read through connections of their own (WAL lets them run beside it).
     const conn = openSqliteConnection(path);
