@@ -31,6 +31,8 @@ export interface WritableResource {
   uniques: Array<{ field: string; column: string }>;
   /** Rows elsewhere that block a delete. */
   dependents?: Dependent[];
+  /** The product a row belongs to (parameter and filter values): a change locks it first, see lockItem. */
+  owner?: { table: 'products'; column: 'product_id' };
   /** Resolves derived inputs (parameterName → parameterId) before references are checked. */
   prepare?(w: WriteContext, input: Input, existing: Row | undefined): Promise<Input>;
   /** Columns to store for the given input (all of them on create, the changed ones on update). */
@@ -71,6 +73,27 @@ async function checkUniques(w: WriteContext, r: WritableResource, row: Record<st
   }
 }
 
+/**
+ * Locks an item's row to the end of the transaction (PostgreSQL; on SQLite a write transaction has the
+ * database to itself), so that an update and a delete of the same item run one after the other: the second
+ * finds what the first left, and an item that vanished meanwhile is a 404, never an update of nothing with an
+ * event of nothing. A value that belongs to a product locks the product first, in the order a deletion of the
+ * product takes them (product, then its values by cascade), so the two cannot deadlock. An update takes the
+ * weaker row lock an UPDATE takes anyway, which lets rows that merely refer to the item be written meanwhile.
+ * False when the item (or its product) does not exist.
+ */
+async function lockItem(w: WriteContext, r: WritableResource, id: number, purpose: 'update' | 'delete'): Promise<boolean> {
+  if (w.dialect !== 'postgres') return true;
+  if (r.owner) {
+    const row: Record<string, unknown> | undefined = await w.trx.selectFrom(r.table).select(r.owner.column as 'id').where('id', '=', id).executeTakeFirst();
+    if (!row) return false;
+    const owner = await w.trx.selectFrom(r.owner.table).select('id').where('id', '=', Number(row[r.owner.column])).forNoKeyUpdate().executeTakeFirst();
+    if (!owner) return false;
+  }
+  const own = w.trx.selectFrom(r.table).select('id').where('id', '=', id);
+  return (await (purpose === 'delete' ? own.forUpdate() : own.forNoKeyUpdate()).executeTakeFirst()) !== undefined;
+}
+
 const eventOf = (r: WritableResource, action: string, id: number, data: unknown): NewEvent => ({ type: `${r.def.event}.${action}`, resource: r.def.event, resourceId: id, data });
 
 export async function createItem(w: WriteContext, r: WritableResource, raw: Input, explicitId?: number): Promise<Row> {
@@ -87,28 +110,34 @@ export async function createItem(w: WriteContext, r: WritableResource, raw: Inpu
 }
 
 export async function updateItem(w: WriteContext, r: WritableResource, id: number, raw: Input): Promise<Row> {
+  const missing = () => notFound(`${r.def.title} ${id}`);
+  if (!(await lockItem(w, r, id, 'update'))) throw missing();
   const existing = await getOne(w.trx, r.def, id);
-  if (!existing) throw notFound(`${r.def.title} ${id}`);
+  if (!existing) throw missing();
   const input = r.prepare ? await r.prepare(w, raw, existing) : raw;
   await checkReferences(w, r, input);
   const row = { ...r.toRow(input, existing), updated_at: w.now };
   await checkUniques(w, r, row, id);
   await w.trx.updateTable(r.table).set(row as never).where('id', '=', id).execute();
   await r.afterWrite?.(w, id, input, existing);
-  const item = (await getOne(w.trx, r.def, id))!;
+  const item = await getOne(w.trx, r.def, id);
+  if (!item) throw missing();
   await recordEvents(w, [eventOf(r, 'updated', id, item), ...((await r.sideEvents?.(w, item, existing, false)) ?? [])]);
   return item;
 }
 
 export async function deleteItem(w: WriteContext, r: WritableResource, id: number): Promise<void> {
+  const missing = () => notFound(`${r.def.title} ${id}`);
+  if (!(await lockItem(w, r, id, 'delete'))) throw missing();
   const existing = await getOne(w.trx, r.def, id);
-  if (!existing) throw notFound(`${r.def.title} ${id}`);
+  if (!existing) throw missing();
   for (const d of r.dependents ?? []) {
     const found = await w.trx.selectFrom(d.table).select('id').where(d.column as 'id', '=', id).limit(1).executeTakeFirst();
     if (found) throw new AppError('conflict', `${r.def.title} ${id} is still used by ${d.label}; change or delete them first.`, { errors: [{ name: 'id', reason: `referenced by ${d.label}` }] });
   }
   const cascaded = (await r.cascades?.(w, id)) ?? [];
-  await w.trx.deleteFrom(r.table).where('id', '=', id).execute();
+  const deleted = await w.trx.deleteFrom(r.table).where('id', '=', id).executeTakeFirst();
+  if (Number(deleted.numDeletedRows) === 0) throw missing();
   await recordEvents(w, [...cascaded, eventOf(r, 'deleted', id, { id }), ...((await r.sideEvents?.(w, existing, existing, true)) ?? [])]);
 }
 

@@ -61,6 +61,7 @@ export const productFilterWriter: WritableResource = {
   },
   references: [{ field: 'productId', table: 'products', label: 'product' }],
   uniques: [],
+  owner: { table: 'products', column: 'product_id' },
   prepare: resolve,
   toRow: (input, existing) =>
     existing ? { filter_id: input.filterId, value_id: input.valueId } : { product_id: input.productId, filter_id: input.filterId, value_id: input.valueId },

@@ -42,6 +42,7 @@ export const productParameterWriter: WritableResource = {
     { field: 'parameterId', table: 'parameters', label: 'parameter' },
   ],
   uniques: [],
+  owner: { table: 'products', column: 'product_id' },
   prepare: async (w, input, existing) => {
     const prepared = await prepare(w, input);
     if (!existing) {
