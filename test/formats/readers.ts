@@ -9,7 +9,7 @@ export const DATE_COLUMNS = new Set(['createdAt', 'updatedAt']);
 
 const address = (prefix: string) => ['name', 'company', 'street', 'city', 'postalCode', 'country', 'phone'].map((k) => `${prefix}.${k}`);
 
-/** The documented, stable export columns of every collection (README "Export formats"). */
+/** The documented, stable export columns of every collection (docs/listing-and-formats.md, "Export columns"). */
 export const EXPECTED_COLUMNS: Record<string, string[]> = {
   products: ['id', 'articleNumber', 'name', 'description', 'status', 'brandId', 'categoryId', 'ean', 'price', 'currency', 'vatRate', 'stock', 'weight', 'url', 'createdAt', 'updatedAt'],
   categories: ['id', 'parentId', 'name', 'slug', 'position', 'createdAt', 'updatedAt'],

@@ -11,7 +11,7 @@ const XLSX_CELL: Record<CellType, string> = {
   json: 'text (JSON)',
 };
 
-/** The export columns of a resource as a Markdown table (the OpenAPI description and the README show it). */
+/** The export columns of a resource as a Markdown table (the OpenAPI description shows it; docs/listing-and-formats.md lists the columns too). */
 export function exportColumnsTable(def: ResourceDef): string {
   const layout = exportLayout(def);
   const rows = layout.columns.map((c) => `| \`${c.name}\` | ${c.type} | ${XLSX_CELL[c.type]} |`);
