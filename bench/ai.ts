@@ -1,7 +1,7 @@
 // `npm run bench:ai [-- --duration 10 --connections 10 --generations 300 --only builtin|llama --out FILE]`: text generation (issue 5).
 //   - the built-in engine over HTTP: requests/s and p99 per task (autocannon in its own process, the API in another);
 //   - the llama engine on the test model (a GGUF bigram model the tests write): tokens/s in-process, per thread
-//     count, and requests/s over HTTP. Needs node-llama-cpp (README, "Text generation"); skipped without it.
+//     count, and requests/s over HTTP. Needs node-llama-cpp (docs/text-generation.md); skipped without it.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,6 +1,6 @@
 // `npm run bench:exports [-- --options]`: full CSV and XLSX exports of large collections, timed beside the
-// database's own CSV export (`sqlite3 -csv`, `psql \copy`), with the server's peak memory. See README,
-// "Export formats (CSV, XLSX)". Options: --products 100000 --orders 100000 --big-products 225000 (0 skips the
+// database's own CSV export (`sqlite3 -csv`, `psql \copy`), with the server's peak memory. See
+// docs/benchmarks.md, "Exports". Options: --products 100000 --orders 100000 --big-products 225000 (0 skips the
 // 1 000 000-row case) --backends sqlite,postgres --fresh (seed again) --dir <cache dir for seeded files>.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

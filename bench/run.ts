@@ -1,4 +1,4 @@
-// `npm run bench [-- NAME…] [--options]`: runs the named benchmarks (default: core). See README, "Benchmarks".
+// `npm run bench [-- NAME…] [--options]`: runs the named benchmarks (default: core). See docs/benchmarks.md.
 import { numberOption, parseArgs } from './lib/args.ts';
 import { runCore } from './core.ts';
 

@@ -1,7 +1,7 @@
 // `npm run bench:sync [-- --options]`: a follower's initial sync of a main store of 100 000 products (with
 // their parameter and filter values), timed, with the follower process's peak memory; then the steady-state
 // lag from a write on the main store to its row on the follower (p50/p99). Main store on SQLite; followers on
-// SQLite and PostgreSQL. See README, "Synchronisation". Options: --products 100000 --samples 200
+// SQLite and PostgreSQL. See docs/benchmarks.md, "Sync". Options: --products 100000 --samples 200
 // --followers sqlite,postgres --fresh (seed the main store again) --dir <cache dir for the seeded main store>.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';

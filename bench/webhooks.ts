@@ -6,7 +6,7 @@
 //  3. Read API under delivery: autocannon on /api/v2/products?limit=100 alone, beside 100 writes/s with no
 //     subscription, and beside 100 writes/s each delivered (the last two differ by the delivery work only).
 // Options: --writes 1000 --rate 100 --duration 10 --connections 20 --backends sqlite,postgres --products 2000.
-// See README, "Changes feed and webhooks".
+// See docs/benchmarks.md, "Webhooks".
 import http from 'node:http';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
