@@ -59,8 +59,11 @@ async function insertDeliveries(db: Executor, targets: Target[], events: EventRo
   return claimed;
 }
 
-async function enabledTargets(db: Executor): Promise<Target[]> {
-  const subs = await db.selectFrom('webhooks').select(['id', 'url', 'events', 'from_seq', 'created_at', 'secret', 'previous_secret', 'previous_secret_expires_at']).where('enabled', '=', 1).execute();
+/** With `hold` (PostgreSQL), a subscription being deleted meanwhile waits until its deliveries are inserted, and is then deleted with them. */
+async function enabledTargets(db: Executor, hold: boolean): Promise<Target[]> {
+  let query = db.selectFrom('webhooks').select(['id', 'url', 'events', 'from_seq', 'created_at', 'secret', 'previous_secret', 'previous_secret_expires_at']).where('enabled', '=', 1);
+  if (hold) query = query.forKeyShare();
+  const subs = await query.execute();
   return subs.map((s) => ({ ...s, id: Number(s.id), from_seq: Number(s.from_seq), matches: eventMatcher(JSON.parse(s.events) as string[]) }));
 }
 
@@ -97,7 +100,7 @@ export async function fanOut(store: Store, now: string, take?: Take, batch = FAN
     if (events.length === 0) return none;
     // Subscriptions are read after the events: one made in between starts after those events anyway
     // (its from_seq is the head when it was made), while one read first could miss events read later.
-    const targets = await enabledTargets(trx);
+    const targets = await enabledTargets(trx, store.dialect === 'postgres');
     // Nothing listens: no work, and no write (the cursor catches up when a subscription exists again).
     if (targets.length === 0) return none;
     // After a time without subscriptions the cursor is far behind: jump over what no subscription wants.
@@ -193,11 +196,19 @@ export interface Finished {
 /**
  * Logs attempts and moves their deliveries on, in one transaction (attempts that end together are
  * recorded together). An update only applies while this node still holds the claim, so a lease that ran
- * out and was taken over is not overwritten.
+ * out and was taken over is not overwritten. Attempts for a subscription deleted while they were in
+ * flight are dropped: its deliveries went with it, and there is nothing left to record them against.
  */
 export async function finishAttempts(store: Store, node: string, items: Finished[], now: string): Promise<void> {
   if (items.length === 0) return;
   await store.db.transaction().execute(async (trx) => {
+    // The subscriptions still there, held (on PostgreSQL) against a delete until this commits: a delete
+    // that got in first has taken the deliveries with it; one that comes after waits for these rows.
+    let alive = trx.selectFrom('webhooks').select('id').where('id', 'in', [...new Set(items.map((i) => i.c.webhookId))]);
+    if (store.dialect === 'postgres') alive = alive.forKeyShare();
+    const kept = new Set((await alive.execute()).map((r) => Number(r.id)));
+    items = items.filter((i) => kept.has(i.c.webhookId));
+    if (items.length === 0) return;
     await trx.insertInto('webhook_attempts').values(items.map(({ c, attempt }) => ({
       delivery_id: c.id, webhook_id: c.webhookId, attempt: c.attempts + 1, started_at: attempt.startedAt, duration_ms: attempt.durationMs,
       status_code: attempt.statusCode, error: attempt.error, response: attempt.response, node,
