@@ -25,7 +25,7 @@ for (const dialect of await dialects()) {
         const seen: number[] = [];
         let cursor: string | undefined;
         for (const limit of [3, 3, 5, 2, 7, 7, 1000]) {
-          const page = await listPage(db.store.db, products, { limit, cursor, sort: cursor ? undefined : sort, filters: cursor ? {} : { ...filters } });
+          const page = await listPage(db.store.db, products, { limit, cursor, sort: cursor ? undefined : sort, filters: cursor ? {} : { ...filters } }, 'test key');
           assert.ok(page.data.length <= limit);
           seen.push(...page.data.map((r) => Number(r.id)));
           cursor = page.pagination.nextCursor ?? undefined;

@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
 import pg from 'pg';
+import { hashingKey } from '../../src/auth/credentials.service.ts';
 import { openSqliteConnection, openStore, type Store } from '../../src/db/database.ts';
 import { cursorAfter, decodeRows, orderedQuery, plan, selectFields, type ListPlan } from '../../src/listing/engine.ts';
 import type { Row } from '../../src/listing/resource.ts';
@@ -21,9 +22,9 @@ interface Compiled {
   listing?: { plan: ListPlan; limit: number };
 }
 
-async function compile(store: Store, c: BenchCase): Promise<Compiled> {
+async function compile(store: Store, c: BenchCase, hashKey: string): Promise<Compiled> {
   if (c.list) {
-    const p = plan(def, { limit: c.list.limit, cursor: c.list.cursor, filters: c.list.filters });
+    const p = plan(def, { limit: c.list.limit, cursor: c.list.cursor, filters: c.list.filters }, hashKey);
     const q = (await orderedQuery(store.db, p)).limit(c.list.limit + 1).compile();
     return { sql: q.sql, parameters: [...q.parameters], listing: { plan: p, limit: c.list.limit } };
   }
@@ -34,7 +35,9 @@ async function compile(store: Store, c: BenchCase): Promise<Compiled> {
 // The SQL comes from the listing engine; the store is used for compiling only, then closed.
 const compileStore = openStore(url);
 const compiled = new Map<string, Compiled>();
-for (const c of file.cases) compiled.set(c.path, await compile(compileStore, c));
+// The cases' cursors were signed by the API with this store's key; the next cursors are signed with it too.
+const hashKey = await hashingKey(compileStore.db);
+for (const c of file.cases) compiled.set(c.path, await compile(compileStore, c, hashKey));
 await compileStore.close();
 
 function body(entry: Compiled, rows: Row[]): string | undefined {
@@ -43,7 +46,7 @@ function body(entry: Compiled, rows: Row[]): string | undefined {
   const { plan: p, limit } = entry.listing;
   const hasMore = rows.length > limit;
   if (hasMore) rows.length = limit;
-  return JSON.stringify({ data: rows, pagination: { limit, nextCursor: hasMore ? cursorAfter(p, rows[rows.length - 1]) : null, hasMore } });
+  return JSON.stringify({ data: rows, pagination: { limit, nextCursor: hasMore ? cursorAfter(p, rows[rows.length - 1], hashKey) : null, hasMore } });
 }
 
 function send(res: ServerResponse, text: string | undefined): void {

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.ts';
-import { getOne, listPage } from '../listing/engine.ts';
+import { firstRows, getOne } from '../listing/engine.ts';
 import type { ResourceDef, Row } from '../listing/resource.ts';
 import { brands } from '../modules/brands/resource.ts';
 import { productFilters } from '../modules/product-filters/resource.ts';
@@ -37,7 +37,7 @@ const str = (v: unknown): string => String(v ?? '');
 const optional = (v: unknown): string | null => (v === null || v === undefined || v === '' ? null : String(v));
 
 async function valuesOf(db: Executor, def: ResourceDef, productId: number): Promise<Row[]> {
-  return (await listPage(db, def, { limit: MAX_VALUES, filters: { productId: String(productId) } })).data;
+  return firstRows(db, def, { productId: String(productId) }, MAX_VALUES);
 }
 
 /** The names from the root down to the category, in one query (the depth bound also stops a cycle). */

@@ -1,3 +1,4 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { AppError, invalidParameter } from '../errors/app-error.ts';
 
 /** What a cursor remembers: the sort, the filters, and the keyset position after the last row served. */
@@ -8,16 +9,40 @@ export interface CursorState {
   after: Array<string | number>;
 }
 
-export function encodeCursor(state: CursorState): string {
-  return Buffer.from(JSON.stringify({ v: 1, s: state.sort, f: state.filters, a: state.after })).toString('base64url');
+// A cursor is `<payload>.<tag>`: the state in base64url JSON, and an HMAC-SHA256 of it (128 bits, enough for a
+// tag nobody can see computed) under a key derived from the installation's hashing key. A client can read its
+// cursor but not alter it: changing the keyset position, the sort or the filters (a cursor-only request
+// re-applies them) breaks the tag, on every node of the installation alike.
+const TAG_BYTES = 16;
+let derived: { from: string; key: Buffer } | undefined;
+
+/** The cursor key, derived for this one use so that a tag can never stand in for another keyed hash. */
+function cursorKey(hashKey: string): Buffer {
+  if (derived?.from !== hashKey) derived = { from: hashKey, key: createHmac('sha256', hashKey).update('store-data-api listing cursor v1').digest() };
+  return derived.key;
 }
 
-export function decodeCursor(raw: string): CursorState {
+const tagOf = (payload: string, hashKey: string): Buffer => createHmac('sha256', cursorKey(hashKey)).update(payload).digest().subarray(0, TAG_BYTES);
+
+/** A cursor signed with the installation's hashing key (`ctx.hashKey`). */
+export function encodeCursor(state: CursorState, hashKey: string): string {
+  const payload = Buffer.from(JSON.stringify({ v: 1, s: state.sort, f: state.filters, a: state.after })).toString('base64url');
+  return `${payload}.${tagOf(payload, hashKey).toString('base64url')}`;
+}
+
+const notOurs = () => invalidParameter('cursor', 'is not a cursor issued by this API, or it was altered');
+
+/** The state of a cursor this installation signed; a 400 naming `cursor` for anything else. */
+export function decodeCursor(raw: string, hashKey: string): CursorState {
+  const [payload, tag, ...rest] = raw.split('.');
+  if (rest.length || !payload || !tag || !/^[A-Za-z0-9_-]+$/.test(payload) || !/^[A-Za-z0-9_-]+$/.test(tag)) throw notOurs();
+  const given = Buffer.from(tag, 'base64url');
+  if (given.length !== TAG_BYTES || !timingSafeEqual(given, tagOf(payload, hashKey))) throw notOurs();
   let parsed: unknown;
   try {
-    parsed = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
+    parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
   } catch {
-    throw invalidParameter('cursor', 'is not a cursor issued by this API');
+    throw notOurs();
   }
   const c = parsed as { v?: unknown; s?: unknown; f?: unknown; a?: unknown };
   const valid =
@@ -26,7 +51,7 @@ export function decodeCursor(raw: string): CursorState {
     Object.values(c.f).every((v) => typeof v === 'string' && !v.includes('\u0000')) &&
     Array.isArray(c.a) && c.a.length >= 1 && c.a.length <= 2 &&
     c.a.every((v) => (typeof v === 'string' && !v.includes('\u0000')) || (typeof v === 'number' && Number.isSafeInteger(v)));
-  if (!valid) throw invalidParameter('cursor', 'is not a cursor issued by this API');
+  if (!valid) throw notOurs();
   return { sort: c.s as string, filters: c.f as Record<string, string>, after: c.a as Array<string | number> };
 }
 

@@ -38,16 +38,23 @@ export function sortsOf(def: ResourceDef): string[] {
   return def.sorts.flatMap((s) => [s, `-${s}`]);
 }
 
-/** Validates sort, cursor and filter names; decides what the query will be. */
-export function plan(def: ResourceDef, request: ListRequest): ListPlan {
+/**
+ * Validates sort, cursor and filter names; decides what the query will be. `hashKey` is the installation's
+ * (`ctx.hashKey`): a cursor must carry its signature, so its keyset position, sort and filters are ours.
+ */
+export function plan(def: ResourceDef, request: ListRequest, hashKey: string): ListPlan {
   let sort = request.sort;
   let filters = request.filters;
   let after: Array<string | number> | undefined;
   if (request.cursor !== undefined) {
-    const cursor = decodeCursor(request.cursor);
+    const cursor = decodeCursor(request.cursor, hashKey);
     ({ sort, filters } = reconcile(cursor, sort, filters));
     after = cursor.after;
   }
+  return planOf(def, sort, filters, after);
+}
+
+function planOf(def: ResourceDef, sort: string | undefined, filters: Record<string, string>, after: Array<string | number> | undefined): ListPlan {
   sort ??= def.defaultSort;
   if (!sortsOf(def).includes(sort)) throw invalidParameter('sort', `must be one of ${sortsOf(def).join(', ')}`);
   const descending = sort.startsWith('-');
@@ -136,16 +143,17 @@ export function decodeRows(def: ResourceDef, rows: Row[]): void {
   for (const row of rows) for (const f of decoders) row[f.name] = f.decode!(row[f.name]);
 }
 
-export function cursorAfter(p: ListPlan, last: Row): string {
+/** The signed cursor of the position after `last`. */
+export function cursorAfter(p: ListPlan, last: Row, hashKey: string): string {
   const sortField = p.sortKey === 'id' ? undefined : p.sortKey;
   const after = sortField ? [String(last[sortField]), Number(last.id)] : [Number(last.id)];
-  return encodeCursor({ sort: p.sort, filters: p.filters, after });
+  return encodeCursor({ sort: p.sort, filters: p.filters, after }, hashKey);
 }
 
-/** One page of a collection, with its pagination block. */
-export async function listPage(db: Executor, def: ResourceDef, request: ListRequest): Promise<Page> {
+/** One page of a collection, with its pagination block; cursors in and out are signed with `hashKey`. */
+export async function listPage(db: Executor, def: ResourceDef, request: ListRequest, hashKey: string): Promise<Page> {
   const limit = request.limit ?? DEFAULT_LIMIT;
-  const p = plan(def, request);
+  const p = plan(def, request, hashKey);
   const query = await pageQuery(db, p, limit);
   const totalQuery = request.includeTotal
     ? (await filteredQuery(db, p)).select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow()
@@ -155,9 +163,18 @@ export async function listPage(db: Executor, def: ResourceDef, request: ListRequ
   if (hasMore) rows.length = limit;
   decodeRows(def, rows);
   if (def.attach && rows.length) await def.attach(db, rows);
-  const pagination: Page['pagination'] = { limit, nextCursor: hasMore ? cursorAfter(p, rows[rows.length - 1]) : null, hasMore };
+  const pagination: Page['pagination'] = { limit, nextCursor: hasMore ? cursorAfter(p, rows[rows.length - 1], hashKey) : null, hasMore };
   if (total) pagination.total = Number((total as { total: number | string }).total);
   return { data: rows, pagination };
+}
+
+/** The first `limit` rows matching `filters` in the default order, for callers inside the service that read one bounded page (no cursor in or out). */
+export async function firstRows(db: Executor, def: ResourceDef, filters: Record<string, string>, limit: number): Promise<Row[]> {
+  const rows = (await db.executeQuery(await pageQuery(db, planOf(def, undefined, filters, undefined), limit))).rows as Row[];
+  if (rows.length > limit) rows.length = limit;
+  decodeRows(def, rows);
+  if (def.attach && rows.length) await def.attach(db, rows);
+  return rows;
 }
 
 // The single-item query never changes shape, so it is built and compiled once per resource and database

@@ -73,7 +73,7 @@ export function registerResourceRoutes(app: FastifyInstance, ctx: AppContext, de
       const format = chooseFormat(query.format as string | undefined, request.headers.accept);
       const listRequest = toListRequest(query);
       if (format === 'json') {
-        const page = await listPage(ctx.store.db, def, listRequest);
+        const page = await listPage(ctx.store.db, def, listRequest, ctx.hashKey);
         if (page.pagination.nextCursor) reply.header('link', nextLink(ctx, request, page.pagination.nextCursor));
         return reply.type(FORMATS.json.contentType).send(page);
       }
@@ -85,16 +85,16 @@ export function registerResourceRoutes(app: FastifyInstance, ctx: AppContext, de
       reply.type(FORMATS[format].contentType).header('content-disposition', contentDisposition(def, format));
       if (request.method === 'HEAD') {
         // The headers of the export, its parameters checked, without reading (and throwing away) every row.
-        await filteredQuery(ctx.store.db, plan(def, listRequest));
+        await filteredQuery(ctx.store.db, plan(def, listRequest, ctx.hashKey));
         return reply.send('');
       }
       if (listRequest.limit !== undefined || listRequest.cursor !== undefined) {
-        const page = await listPage(ctx.store.db, def, listRequest);
+        const page = await listPage(ctx.store.db, def, listRequest, ctx.hashKey);
         if (page.pagination.nextCursor) reply.header('link', nextLink(ctx, request, page.pagination.nextCursor));
         if (page.pagination.total !== undefined) reply.header('x-total-count', String(page.pagination.total));
         return reply.send(exportPage(def, page, options));
       }
-      const { stream, total } = await exportAll(ctx.store, def, plan(def, listRequest), Boolean(listRequest.includeTotal), `store-api export ${request.id}`, options);
+      const { stream, total } = await exportAll(ctx.store, def, plan(def, listRequest, ctx.hashKey), Boolean(listRequest.includeTotal), `store-api export ${request.id}`, options);
       if (total !== undefined) reply.header('x-total-count', String(total));
       return reply.send(stream);
     },

@@ -68,7 +68,7 @@ export const paginationSchema = {
 export function commonListParameters(def: ResourceDef): Record<string, JsonSchema> {
   return {
     limit: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: undefined, description: `Page size, 1 to ${MAX_LIMIT} (default ${DEFAULT_LIMIT}).` },
-    cursor: { type: 'string', description: 'Opaque position from `pagination.nextCursor`. It remembers the filters and sort.' },
+    cursor: { type: 'string', description: 'Opaque position from `pagination.nextCursor`. It remembers the filters and sort, and is signed: sent alone it continues the same listing; an altered cursor is a `400` naming `cursor`, one sent with other filters or sort a `400 cursor_mismatch`.' },
     sort: { type: 'string', enum: sortsOf(def), description: `Sort order (default ${def.defaultSort}); ties are broken by id.` },
     includeTotal: { type: 'string', enum: ['true', 'false'], description: 'Adds `pagination.total` (costs a count query).' },
     updatedSince: { type: 'string', description: 'Only items changed at or after this instant (RFC 3339 date-time or date; UTC when no offset).' },

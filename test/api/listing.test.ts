@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Scope } from '../../src/auth/scopes.ts';
+import { encodeCursor } from '../../src/listing/cursor.ts';
 import { RESOURCES } from '../../src/modules/registry.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { dialects } from '../helpers/databases.ts';
@@ -29,6 +31,12 @@ function expectedOrder(rows: Row[], sort: string): number[] {
 }
 
 const sortedIds = (ids: number[]) => [...ids].sort((a, b) => a - b);
+
+/** The tag the API puts on a cursor payload, recomputed from its key (to sign forged states in tests). */
+function signedTag(hashKey: string, payload: string): string {
+  const key = createHmac('sha256', hashKey).update('store-data-api listing cursor v1').digest();
+  return createHmac('sha256', key).update(payload).digest().subarray(0, 16).toString('base64url');
+}
 
 for (const dialect of await dialects()) {
   describe(`listing every collection (${dialect})`, () => {
@@ -154,11 +162,39 @@ for (const dialect of await dialects()) {
           problemOf(await get(`${url}?cursor=${filteredCursor}&ids=1,2,3,4`), 400, 'cursor_mismatch', 'cursor');
         });
 
-        it('refuses malformed cursors naming cursor', async () => {
-          const forged = (state: unknown) => Buffer.from(JSON.stringify(state)).toString('base64url');
-          for (const bad of ['xyz', '', '!!!', forged({ v: 1, s: 'id', f: {}, a: ['x'] }), forged({ v: 2, s: 'id', f: {}, a: [1] }), forged({ v: 1, s: 'updatedAt', f: {}, a: [1] }), forged([1, 2]), forged({ v: 1, s: 'id', f: { ids: '1\u0000' }, a: [1] }), forged({ v: 1, s: 'id', f: {}, a: [1e300] })]) {
-            problemOf(await get(`${url}?cursor=${encodeURIComponent(bad)}`), 400, 'invalid_parameter', 'cursor');
+        it('refuses malformed cursors naming cursor, even when correctly signed', async () => {
+          const payload = (state: unknown) => Buffer.from(JSON.stringify(state)).toString('base64url');
+          // Signed with this installation's key, so that the checks behind the signature are reached too.
+          const signed = (state: unknown) => { const p = payload(state); return `${p}.${signedTag(t.ctx.hashKey, p)}`; };
+          for (const forged of [payload, signed]) {
+            for (const bad of ['xyz', '', '!!!', 'a.b.c', forged({ v: 1, s: 'id', f: {}, a: ['x'] }), forged({ v: 2, s: 'id', f: {}, a: [1] }), forged({ v: 1, s: 'updatedAt', f: {}, a: [1] }), forged([1, 2]), forged({ v: 1, s: 'id', f: { ids: '1\u0000' }, a: [1] }), forged({ v: 1, s: 'id', f: {}, a: [1e300] })]) {
+              problemOf(await get(`${url}?cursor=${encodeURIComponent(bad)}`), 400, 'invalid_parameter', 'cursor');
+            }
           }
+        });
+
+        it('refuses a cursor whose position, filters or sort were altered, or that another installation signed', async () => {
+          const page = await json(`${url}?ids=1,2,3,4,5&sort=id&limit=2`);
+          const cursor = page.pagination.nextCursor!;
+          const [body, tag] = cursor.split('.');
+          type State = { v: number; s: string; f: Record<string, string>; a: number[] };
+          const state: State = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as State;
+          assert.deepEqual({ ...state }, { v: 1, s: 'id', f: { ids: '1,2,3,4,5' }, a: [2] }, 'the cursor is readable: it is signed, not secret');
+          const altered = (change: Partial<State>) => `${Buffer.from(JSON.stringify({ ...state, ...change })).toString('base64url')}.${tag}`;
+          for (const bad of [
+            altered({ a: [0] }),
+            altered({ f: {} }), // widening the walk to every row
+            altered({ f: { ids: '1,2,3,4,5,6' } }),
+            altered({ s: '-id' }),
+            body, // the signature dropped
+            `${body}.${tag.slice(0, -2)}${tag.endsWith('AA') ? 'AB' : 'AA'}`,
+            encodeCursor({ sort: 'id', filters: { ids: '1,2,3,4,5' }, after: [2] }, 'another installation'),
+          ]) {
+            const res = await get(`${url}?cursor=${encodeURIComponent(bad)}`);
+            problemOf(res, 400, 'invalid_parameter', 'cursor');
+            assert.match(res.json().errors[0].reason, /not a cursor issued by this API, or it was altered/);
+          }
+          assert.deepEqual((await json(`${url}?cursor=${encodeURIComponent(cursor)}`)).data.map((d) => d.id), [3, 4, 5], 'the cursor itself still works');
         });
 
         it('adds pagination.total with includeTotal=true, counting every match', async () => {

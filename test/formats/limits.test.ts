@@ -37,7 +37,7 @@ for (const dialect of await dialects()) {
       await database.drop();
     });
 
-    const start = () => exportAll(store, products, plan(products, { filters: {} }), false, 'store-api export limits-test', options);
+    const start = () => exportAll(store, products, plan(products, { filters: {} }, 'test key'), false, 'store-api export limits-test', options);
 
     it(dialect === 'postgres' ? 'holds at most half the pool; more get 503 with Retry-After until one ends' : 'has no cap: each SQLite export reads through a connection of its own', async () => {
       const first = await start();
