@@ -40,6 +40,35 @@ export interface OpenOptions {
   /** PostgreSQL schema to use (tests isolate themselves in a schema of their own). */
   pgSchema?: string;
   pgPoolSize?: number;
+  /** PostgreSQL: how long a query waits for a connection (DATABASE_CONNECT_TIMEOUT_MS). */
+  connectTimeoutMs?: number;
+}
+
+/** Fails a query that cannot get a connection in this time (503) rather than holding its request while the database is away. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
+
+const ignore = (): void => {};
+
+/**
+ * A pg pool that lives through losing its connections (an operator ending sessions, a restart, a failover,
+ * an idle-connection reset). pg reports a lost connection as an 'error' event on its client, and an
+ * EventEmitter's 'error' without a listener ends the process. The pool listens on its idle clients only;
+ * a client checked out (by Kysely for a query or transaction, by an export, by the dispatcher) has no
+ * listener of the pool's, so every client gets one of its own for its whole life. The error itself still
+ * reaches whoever uses the client: its query fails, or its next one does ("not queryable"), and the pool
+ * discards a client that is no longer queryable when it is released, opening a fresh one on demand.
+ *
+ * `connectionTimeoutMillis` bounds both opening a connection and waiting for a free one, so requests answer
+ * 503 within it while the database is down instead of queueing for ever; TCP keep-alive finds a peer that
+ * vanished without closing the socket (a failover, a dropped NAT entry). The options are copied to every
+ * client the pool opens, and to the clients opened from `pool.options` (LISTEN, the dispatcher's pool).
+ */
+export function createPgPool(config: pg.PoolConfig): pg.Pool {
+  const pool = new pg.Pool({ keepAlive: true, keepAliveInitialDelayMillis: 10_000, connectionTimeoutMillis: DEFAULT_CONNECT_TIMEOUT_MS, ...config });
+  pool.on('connect', (client) => client.on('error', ignore));
+  // An idle client that loses its connection: the pool has already removed it.
+  pool.on('error', ignore);
+  return pool;
 }
 
 export function openStore(databaseUrl: string, options: OpenOptions = {}): Store {
@@ -54,13 +83,12 @@ export function openStore(databaseUrl: string, options: OpenOptions = {}): Store
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(conn) }) });
     return { db, dialect: 'sqlite', sqlitePath: path === ':memory:' ? undefined : path, close: () => db.destroy() };
   }
-  const pool = new pg.Pool({
+  const pool = createPgPool({
     connectionString: databaseUrl,
     max: options.pgPoolSize ?? 10,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
     ...(options.pgSchema ? { options: `-c search_path=${options.pgSchema}` } : {}),
   });
-  // A dropped idle connection must not take the process down; the pool replaces it.
-  pool.on('error', () => {});
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool, cursor: Cursor }) });
   return { db, dialect: 'postgres', pgPool: pool, close: () => db.destroy() };
 }

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isConnectionLoss } from '../db/connection-loss.ts';
 import { AppError, type FieldError } from '../errors/app-error.ts';
 import { validationReason, type ValidationError } from '../errors/validation-reasons.ts';
 import type { ProblemCode } from '../errors/codes.ts';
@@ -37,7 +38,10 @@ const STATUS_CODES: Record<number, ProblemCode> = {
   409: 'conflict', 410: 'cursor_expired', 413: 'payload_too_large', 415: 'unsupported_media_type', 429: 'rate_limited', 503: 'service_unavailable',
 };
 
-const UNAVAILABLE_DB_CODES = new Set(['SQLITE_BUSY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_LOCKED', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P02', '57P03', '53300']);
+const UNAVAILABLE_DB_CODES = new Set(['SQLITE_BUSY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_LOCKED']);
+
+/** Seconds a client is asked to wait when the database connection was lost or could not be made. */
+export const CONNECTION_LOSS_RETRY_AFTER = '1';
 
 export interface Classified {
   code: ProblemCode;
@@ -66,8 +70,11 @@ export function classify(error: FastifyError | AppError | Error): Classified {
   if (dbCode === '23503' || dbCode === 'SQLITE_CONSTRAINT_FOREIGNKEY') {
     return { code: 'conflict', detail: 'The change breaks a reference to another item.' };
   }
-  // A database that is locked by another process past busy_timeout, restarting or out of connections is a
-  // passing condition, not a bug: 503 with a hint to retry.
+  // A database that is locked by another process past busy_timeout, restarting, failing over or out of
+  // connections is a passing condition, not a bug: 503 with a hint to retry.
+  if (isConnectionLoss(error)) {
+    return { code: 'service_unavailable', detail: 'The database cannot be reached right now; retry shortly.', headers: { 'retry-after': CONNECTION_LOSS_RETRY_AFTER } };
+  }
   if (UNAVAILABLE_DB_CODES.has(dbCode)) {
     return { code: 'service_unavailable', detail: 'The database is busy or unreachable; retry shortly.', headers: { 'retry-after': '1' } };
   }

@@ -1,6 +1,5 @@
 import { Kysely, PostgresDialect } from 'kysely';
-import pg from 'pg';
-import type { Store } from '../../db/database.ts';
+import { createPgPool, type Store } from '../../db/database.ts';
 import type { Database } from '../../db/tables.ts';
 
 /**
@@ -14,10 +13,10 @@ import type { Database } from '../../db/tables.ts';
  */
 export function dispatcherStore(store: Store): { store: Store; close(): Promise<void> } {
   if (!store.pgPool) return { store, close: async () => {} };
-  const pool = new pg.Pool({ ...store.pgPool.options, max: 2 });
+  // The store's options (timeouts, keep-alive) and its handling of lost connections.
+  const pool = createPgPool({ ...store.pgPool.options, max: 2 });
   // Runs before the first query of every new connection (a client's queries run in order).
   pool.on('connect', (client) => void client.query('set synchronous_commit = off').catch(() => {}));
-  pool.on('error', () => {});
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { store: { db, dialect: 'postgres', pgPool: pool, close: () => db.destroy() }, close: () => db.destroy() };
 }
