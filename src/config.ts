@@ -3,6 +3,8 @@ import 'dotenv/config';
 /** Every setting of the service, validated once. Flags override environment variables. */
 export interface Config {
   databaseUrl: string;
+  /** PostgreSQL: how long a query waits for a connection (new, or free in the pool) before it fails with 503; 0 waits for ever. */
+  databaseConnectTimeoutMs: number;
   host: string;
   port: number;
   publicUrl: string;
@@ -57,6 +59,7 @@ export function loadConfig(overrides: ConfigInput = {}, env: ConfigInput = proce
   const threads = get('AI_THREADS');
   return {
     databaseUrl,
+    databaseConnectTimeoutMs: int('DATABASE_CONNECT_TIMEOUT_MS', get('DATABASE_CONNECT_TIMEOUT_MS'), 5000, 0),
     host,
     port,
     publicUrl,
