@@ -1,3 +1,4 @@
+import { isConnectionLoss } from '../db/connection-loss.ts';
 import type { Store } from '../db/database.ts';
 import { nowIso } from '../db/database.ts';
 import { applyChangeSet, changeSetOfEvents } from './apply.ts';
@@ -46,6 +47,8 @@ const WAIT_SECONDS = 25;
 /** How often an idle follower writes that the main store still answers (status shows it). */
 const CONTACT_EVERY_MS = 10_000;
 const HEAD_EVERY_MS = 5_000;
+/** The longest wait before trying again when the local database could not be reached. */
+const LOCAL_RETRY_MAX_MS = 5_000;
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -117,8 +120,15 @@ export async function runSync(o: SyncOptions): Promise<SyncOutcome> {
   async function followLoop(): Promise<SyncOutcome> {
     let lastContactNote = 0;
     let lastHeadCheck = 0;
+    /** The main store pruned past our cursor: start a snapshot (inside the try, so a failure here is retried too). */
+    let restart = false;
     while (!o.signal?.aborted) {
       try {
+        if (restart) {
+          const head = await client.head().catch(() => 0);
+          await beginSnapshot(store.db, client.baseUrl, head, nowIso());
+          restart = false;
+        }
         if (!connected) await checkScopes();
         let state = await readState(store.db);
         if (!state || state.sourceUrl !== client.baseUrl || state.phase === 'snapshot') {
@@ -163,8 +173,7 @@ export async function runSync(o: SyncOptions): Promise<SyncOutcome> {
         if (o.signal?.aborted || (error instanceof SyncError && error.kind === 'stopped')) break;
         if (error instanceof SyncError && error.kind === 'cursor_expired') {
           log.warn({ error: error.message }, 'sync: the main store no longer has the events after our cursor; taking a fresh snapshot');
-          const head = await client.head().catch(() => 0);
-          await beginSnapshot(store.db, client.baseUrl, head, nowIso());
+          restart = true;
           continue;
         }
         const permanent = error instanceof SyncError && error.kind === 'permanent';
@@ -173,7 +182,8 @@ export async function runSync(o: SyncOptions): Promise<SyncOutcome> {
           throw error;
         }
         failures++;
-        const delay = backoffDelay(failures, o.backoff ?? DEFAULT_BACKOFF);
+        // The local database away (a restart, a failover) is retried soon whatever the main store's pacing.
+        const delay = Math.min(backoffDelay(failures, o.backoff ?? DEFAULT_BACKOFF), !(error instanceof SyncError) && isConnectionLoss(error) ? LOCAL_RETRY_MAX_MS : Infinity);
         log.error({ error: describe(error), retryInMs: delay }, 'sync: follower step failed; retrying');
         await noteError(store.db, describe(error), nowIso()).catch(() => undefined);
         await sleep(delay, o.signal);

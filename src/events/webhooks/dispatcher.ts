@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../config.ts';
+import { isConnectionLoss } from '../../db/connection-loss.ts';
 import { nowIso, type Store } from '../../db/database.ts';
 import type { EventBus } from '../bus.ts';
 import { EventSignal } from '../signal.ts';
@@ -126,7 +127,9 @@ export class WebhookDispatcher {
         if (this.stopping) break;
         failures++;
         this.deps.log?.warn({ err }, 'webhook dispatcher pass failed');
-        delay = Math.min(30_000, 500 * 2 ** Math.min(failures, 6));
+        // The database away is tried again within seconds (and the LISTEN connection coming back wakes the
+        // loop at once); anything else backs off further.
+        delay = Math.min(isConnectionLoss(err) ? 5_000 : 30_000, 500 * 2 ** Math.min(failures, 6));
       }
       if (this.stopping) break;
       if (delay <= 0) continue;
