@@ -45,12 +45,23 @@ function sqliteExportConnection(path: string): ExportConnection {
 async function postgresExportConnection(pool: pg.Pool, label: string): Promise<ExportConnection> {
   const client = await pool.connect();
   let open = true;
+  // The connection may be lost while the export waits for its client (an outage, an operator ending the
+  // session): the batch after fails, and the client is given back with its error so that the pool drops it.
+  let lost: Error | undefined;
+  const onError = (err: Error) => {
+    lost ??= err;
+  };
+  client.on('error', onError);
+  const giveBack = (err?: Error) => {
+    client.off('error', onError);
+    client.release(err);
+  };
   try {
     await client.query('begin isolation level repeatable read read only');
     // Names the export in pg_stat_activity (and lets a test see that an aborted export let go of it).
     await client.query(`select set_config('application_name', $1, true)`, [label.slice(0, 63)]);
   } catch (err) {
-    client.release(err as Error);
+    giveBack(err as Error);
     throw err;
   }
   const single = { query: client.query.bind(client), release: () => {} };
@@ -61,12 +72,13 @@ async function postgresExportConnection(pool: pg.Pool, label: string): Promise<E
     close: async () => {
       if (!open) return;
       open = false;
+      if (lost) return giveBack(lost);
       try {
         await client.query('rollback');
-        client.release();
+        giveBack();
       } catch (err) {
         // A connection that cannot even roll back is not given back to the pool.
-        client.release(err as Error);
+        giveBack(err as Error);
       }
     },
   };
