@@ -1,8 +1,25 @@
 import { sql } from 'kysely';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
-import { notFound } from '../errors/app-error.ts';
+import { AppError, notFound } from '../errors/app-error.ts';
+import { CONNECTION_LOSS_RETRY_AFTER } from './error-handler.ts';
 import { problemDocs } from './openapi.ts';
+
+/** A readiness probe gives up after this: a database that answers slower is not ready (and the probe stays cheap). */
+const READY_TIMEOUT_MS = 2000;
+
+/** Whether `query` succeeds within `ms` (it may still run after; the pool's own timeouts bound it). */
+async function answersWithin(query: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([query.then(() => true, () => false), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 const statusSchema = { type: 'object', properties: { status: { type: 'string' }, database: { type: 'string' } } };
 
@@ -10,15 +27,28 @@ const statusSchema = { type: 'object', properties: { status: { type: 'string' },
 export async function operationsRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
   app.get('/healthz', { schema: { tags: ['Operations'], summary: 'Liveness: the process answers', response: { 200: statusSchema } } }, async () => ({ status: 'ok' }));
 
+  // One probe at a time, however many load balancers ask: probes during an outage share its answer.
+  let probing: Promise<boolean> | undefined;
+  const probe = () =>
+    (probing ??= answersWithin(sql`select 1`.execute(ctx.store.db), READY_TIMEOUT_MS).finally(() => {
+      probing = undefined;
+    }));
+
   app.get('/readyz', {
-    schema: { tags: ['Operations'], summary: 'Readiness: the database answers', response: { 200: statusSchema, 503: statusSchema } },
-    handler: async (_request, reply) => {
-      try {
-        await sql`select 1`.execute(ctx.store.db);
-        return { status: 'ready', database: ctx.store.dialect };
-      } catch {
-        return reply.code(503).send({ status: 'unavailable', database: ctx.store.dialect });
+    schema: {
+      tags: ['Operations'],
+      summary: 'Readiness: the database answers',
+      description: `\`503 service_unavailable\` (a problem, with \`Retry-After\`) while the database does not answer within ${READY_TIMEOUT_MS / 1000} s.`,
+      response: {
+        200: statusSchema,
+        503: { description: 'An RFC 9457 problem (`service_unavailable`, with `Retry-After`): the database does not answer.', content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } } },
+      },
+    },
+    handler: async () => {
+      if (!(await probe())) {
+        throw new AppError('service_unavailable', `The ${ctx.store.dialect} database does not answer.`, { headers: { 'retry-after': CONNECTION_LOSS_RETRY_AFTER } });
       }
+      return { status: 'ready', database: ctx.store.dialect };
     },
   });
 
@@ -26,8 +56,9 @@ export async function operationsRoutes(app: FastifyInstance, { ctx }: { ctx: App
 
   app.get('/problems', { schema: { hide: true } }, async () => Object.values(problemDocs));
   app.get('/problems/:slug', { schema: { hide: true } }, async (request) => {
-    const doc = problemDocs[(request.params as { slug: string }).slug];
-    if (!doc) throw notFound('Problem type');
-    return doc;
+    const { slug } = request.params as { slug: string };
+    // Own keys only: `constructor` or `__proto__` must not reach Object.prototype.
+    if (!Object.hasOwn(problemDocs, slug)) throw notFound('Problem type');
+    return problemDocs[slug];
   });
 }
