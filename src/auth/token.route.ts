@@ -30,6 +30,10 @@ function sendOAuthError(reply: FastifyReply, e: OAuthError): FastifyReply {
 
 /** Shapes errors raised before the handler (unparseable bodies, wrong content types) the RFC 6749 way. */
 export function shapeOAuthProblem(_request: FastifyRequest, reply: FastifyReply, problem: Classified): FastifyReply {
+  // The database away is no fault of the request: 503 with Retry-After, in RFC 6749's words for it (§4.1.2.1).
+  if (problem.code === 'service_unavailable') {
+    return reply.code(503).headers(problem.headers ?? {}).header('cache-control', 'no-store').type('application/json; charset=utf-8').send({ error: 'temporarily_unavailable', error_description: problem.detail });
+  }
   const description = problem.code === 'internal_error' ? problem.detail : `${problem.detail} Send application/x-www-form-urlencoded, multipart/form-data or application/json.`;
   return sendOAuthError(reply.type('application/json; charset=utf-8'), new OAuthError('invalid_request', description));
 }
@@ -86,6 +90,7 @@ export async function tokenRoutes(app: FastifyInstance, ctx: AppContext): Promis
         },
         400: oauthErrorSchema,
         401: oauthErrorSchema,
+        503: { description: 'The database cannot be reached; retry after `Retry-After` seconds.', type: 'object', required: ['error'], properties: { error: { type: 'string', enum: ['temporarily_unavailable'] }, error_description: { type: 'string' } } },
       },
     },
     // The body is validated by hand below so that every failure has an RFC 6749 error code.
