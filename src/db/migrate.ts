@@ -3,12 +3,14 @@ import type { DB } from './database.ts';
 import * as core from './migrations/2026-11-21-001-core.ts';
 import * as webhooks from './migrations/2026-11-21-002-webhooks.ts';
 import * as sync from './migrations/2026-11-21-003-sync.ts';
+import * as consoleTables from './migrations/2026-11-23-001-console.ts';
 
 /** Every migration, by name; names sort in the order they run. New migrations are appended here. */
 export const migrations: Record<string, Migration> = {
   '2026-11-21-001-core': core,
   '2026-11-21-002-webhooks': webhooks,
   '2026-11-21-003-sync': sync,
+  '2026-11-23-001-console': consoleTables,
 };
 
 export async function migrateToLatest(db: DB): Promise<MigrationResultSet> {

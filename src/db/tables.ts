@@ -44,6 +44,10 @@ export interface WebhookAttemptTable {
   id: Generated<number>; delivery_id: number; webhook_id: number; attempt: number; started_at: string; duration_ms: number;
   status_code: number | null; error: string | null; response: string | null; node: string;
 }
+/** A console sign-in (migration 2026-11-23-001-console); the session id itself is only in the administrator's cookie. */
+export interface ConsoleSessionTable { id_hash: string; created_at: string; expires_at: string }
+/** Requests of one credential in one hour, added to by every node's flushes. */
+export interface CredentialUsageTable { credential_id: number; hour: string; requests: number; rate_limited: number; last_request_at: string }
 
 export interface Database {
   brands: BrandTable;
@@ -64,4 +68,6 @@ export interface Database {
   webhooks: WebhookTable;
   webhook_deliveries: WebhookDeliveryTable;
   webhook_attempts: WebhookAttemptTable;
+  console_sessions: ConsoleSessionTable;
+  credential_usage: CredentialUsageTable;
 }
