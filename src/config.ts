@@ -19,7 +19,13 @@ export interface Config {
   bodyLimit: number;
   tokenTtlSeconds: number;
   /** Following a main store (store-api sync); local edits of followed collections are refused unless allowLocalEdits. */
-  sync: { from: string | undefined; clientId: string | undefined; clientSecret: string | undefined; allowLocalEdits: boolean };
+  sync: {
+    from: string | undefined; clientId: string | undefined; clientSecret: string | undefined; allowLocalEdits: boolean;
+    /** A first sync may replace a catalogue this store already holds (otherwise refused). */
+    force: boolean;
+    /** The largest answer of the main store the follower reads; beyond it the answer is cut off and refused. */
+    maxBodyBytes: number;
+  };
 }
 
 export class ConfigError extends Error {}
@@ -92,6 +98,8 @@ export function loadConfig(overrides: ConfigInput = {}, env: ConfigInput = proce
       clientId: get('SYNC_CLIENT_ID') || undefined,
       clientSecret: get('SYNC_CLIENT_SECRET') || undefined,
       allowLocalEdits: bool('SYNC_ALLOW_LOCAL_EDITS', get('SYNC_ALLOW_LOCAL_EDITS'), false),
+      force: bool('SYNC_FORCE', get('SYNC_FORCE'), false),
+      maxBodyBytes: int('SYNC_MAX_BODY_BYTES', get('SYNC_MAX_BODY_BYTES'), 64 * 1024 * 1024, 1024),
     },
   };
 }

@@ -18,6 +18,7 @@ interface SyncOptions {
   follow?: boolean;
   json?: boolean;
   batchSize?: string;
+  force?: boolean;
 }
 
 function humanOutcome(o: SyncOutcome): string {
@@ -53,6 +54,7 @@ export function registerSync(program: Command): void {
     .option('--client-secret <secret>', 'its secret (SYNC_CLIENT_SECRET; the variable keeps it out of the process list)')
     .option('--follow', 'keep following (long-polling the feed) until stopped with SIGINT or SIGTERM')
     .option('--batch-size <n>', 'events per local transaction', '500')
+    .option('--force', 'on a first sync, replace the products, categories, brands and values this store already holds (SYNC_FORCE)')
     .option('--json', 'machine-readable output')
     .action(async (o: SyncOptions) => {
       const config = loadConfig({ DATABASE_URL: global().database, SYNC_FROM: o.from, SYNC_CLIENT_ID: o.clientId, SYNC_CLIENT_SECRET: o.clientSecret });
@@ -72,7 +74,10 @@ export function registerSync(program: Command): void {
       process.once('SIGTERM', () => stop('SIGTERM'));
       try {
         await migrateToLatest(store.db);
-        const outcome = await runSync({ store, from, clientId, clientSecret, follow: Boolean(o.follow), log, signal: controller.signal, batchSize, exitOnStartupError: true });
+        const outcome = await runSync({
+          store, from, clientId, clientSecret, follow: Boolean(o.follow), log, signal: controller.signal, batchSize, exitOnStartupError: true,
+          force: Boolean(o.force) || config.sync.force, maxBodyBytes: config.sync.maxBodyBytes,
+        });
         printResult(Boolean(o.json), outcome, () => humanOutcome(outcome));
       } catch (error) {
         if (error instanceof SyncError) fail(error.message);

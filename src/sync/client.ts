@@ -1,5 +1,5 @@
 import { backoffDelay, DEFAULT_BACKOFF, sleep, type Backoff } from './backoff.ts';
-import { HttpTransport, type HttpAnswer } from './http.ts';
+import { BodyTooLarge, HttpTransport, type HttpAnswer } from './http.ts';
 
 /** What the follower logs through: pino (the server's logger, or the CLI's) fits it. */
 export interface SyncLog {
@@ -54,6 +54,8 @@ export interface ClientOptions {
   timeoutMs?: number;
   /** Told of every retry, for logs and the state's last error. */
   onRetry?: (error: SyncError, attempt: number, delayMs: number) => void;
+  /** The largest answer read (SYNC_MAX_BODY_BYTES); a larger one is cut off and refused. */
+  maxBodyBytes?: number;
 }
 
 interface Token {
@@ -101,9 +103,10 @@ export class MainStoreClient {
   readonly baseUrl: string;
   private token: Token | undefined;
   private tokenPromise: Promise<Token> | undefined;
-  private readonly http = new HttpTransport();
+  private readonly http: HttpTransport;
 
   constructor(private readonly options: ClientOptions) {
+    this.http = new HttpTransport(options.maxBodyBytes);
     let url: URL;
     try {
       url = new URL(options.baseUrl);
@@ -177,6 +180,8 @@ export class MainStoreClient {
   private networkError(error: unknown, what: string): SyncError {
     if (this.stopSignal?.aborted) return new SyncError('stopped', 'stopped');
     if (error instanceof SyncError) return error;
+    // Asking again brings the same answer: only the operator (a larger SYNC_MAX_BODY_BYTES) can change it.
+    if (error instanceof BodyTooLarge) return new SyncError(`${what}: ${error.message}`, 'permanent');
     const e = error as { name?: string; code?: string; message?: string };
     if (e.name === 'TimeoutError') return new SyncError(`${what}: timed out`, 'transient');
     const cause = e.code ?? e.message ?? String(error);

@@ -6,8 +6,10 @@ import { backoffDelay, DEFAULT_BACKOFF, sleep, type Backoff } from './backoff.ts
 import { MainStoreClient, SyncError, type ChangesPage, type SyncLog } from './client.ts';
 import { REQUIRED_SCOPES } from './mirrors.ts';
 import { relaxedCommit } from './rows.ts';
+import { checkFirstSync, insecureSource } from './guard.ts';
 import { takeSnapshot } from './snapshot.ts';
 import { advanceCursor, beginSnapshot, noteContact, noteError, noteHead, readState } from './state.ts';
+import { checkChangesPage } from './validate.ts';
 
 export interface SyncOptions {
   store: Store;
@@ -31,6 +33,10 @@ export interface SyncOptions {
   onApplied?: () => void;
   /** Retry pacing (tests shorten it). */
   backoff?: Backoff;
+  /** A first sync into a store whose followed collections hold rows replaces them (`--force`, SYNC_FORCE); otherwise it is refused. */
+  force?: boolean;
+  /** The largest answer of the main store read (SYNC_MAX_BODY_BYTES). */
+  maxBodyBytes?: number;
 }
 
 export interface SyncOutcome {
@@ -72,6 +78,7 @@ export async function runSync(o: SyncOptions): Promise<SyncOutcome> {
     signal: o.signal,
     maxAttempts: o.follow ? Infinity : 6,
     backoff: o.backoff,
+    maxBodyBytes: o.maxBodyBytes,
     onRetry: (error, attempt, delayMs) => {
       log.warn({ error: error.message, status: error.status, attempt, retryInMs: delayMs }, 'sync: main store request failed; retrying');
       // The state shows the last error; written at most every second so an outage does not hammer the database.
@@ -82,6 +89,8 @@ export async function runSync(o: SyncOptions): Promise<SyncOutcome> {
     },
   });
   const outcome: SyncOutcome = { source: client.baseUrl, snapshot: null, events: 0, changes: 0, cursor: 0, ms: 0 };
+  const insecure = insecureSource(client.baseUrl);
+  if (insecure) log.warn({ source: client.baseUrl }, `sync: ${insecure}`);
   let connected = false;
   let failures = 0;
 
@@ -132,6 +141,8 @@ export async function runSync(o: SyncOptions): Promise<SyncOutcome> {
         if (!connected) await checkScopes();
         let state = await readState(store.db);
         if (!state || state.sourceUrl !== client.baseUrl || state.phase === 'snapshot') {
+          // Never followed anything: the snapshot would replace a catalogue of this store's own.
+          if (!state) await checkFirstSync(store.db, client.baseUrl, o.force ?? false);
           if (state && state.sourceUrl !== client.baseUrl) log.warn({ previous: state.sourceUrl, source: client.baseUrl }, 'sync: the main store changed; taking a fresh snapshot');
           const s = await takeSnapshot(store, client, log, o.onApplied);
           connected = true;
@@ -144,6 +155,7 @@ export async function runSync(o: SyncOptions): Promise<SyncOutcome> {
         for (;;) {
           const page = await (pending ?? client.changes(cursor, batchSize, wait));
           pending = undefined;
+          checkChangesPage(page);
           connected = true;
           failures = 0;
           const more = page.pagination.hasMore && page.data.length > 0;

@@ -7,6 +7,16 @@ export interface HttpAnswer {
   text: string;
 }
 
+/** The main store answered more than the follower reads (SYNC_MAX_BODY_BYTES); the connection was cut. */
+export class BodyTooLarge extends Error {
+  constructor(readonly limit: number) {
+    super(`the answer is larger than ${limit} bytes (SYNC_MAX_BODY_BYTES)`);
+  }
+}
+
+/** What the follower reads of one answer at most, by default: a page of 1000 items is a few MB. */
+export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
+
 export interface HttpRequest {
   method: 'GET' | 'POST';
   headers: Record<string, string>;
@@ -21,6 +31,9 @@ export interface HttpRequest {
  */
 export class HttpTransport {
   private readonly agents = { http: new http.Agent({ keepAlive: true, maxSockets: 4 }), https: new https.Agent({ keepAlive: true, maxSockets: 4 }) };
+
+  /** `maxBodyBytes` bounds what one answer may make the follower hold: beyond it the connection is destroyed. */
+  constructor(private readonly maxBodyBytes = DEFAULT_MAX_BODY_BYTES) {}
 
   request(url: URL, r: HttpRequest): Promise<HttpAnswer> {
     const secure = url.protocol === 'https:';
@@ -37,7 +50,19 @@ export class HttpTransport {
       });
       req.on('response', (res) => {
         const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        let size = 0;
+        const tooLarge = () => {
+          done();
+          // Destroyed, not drained: the rest is never read, and the socket is not handed back to the pool.
+          req.destroy();
+          reject(new BodyTooLarge(this.maxBodyBytes));
+        };
+        if (Number(res.headers['content-length']) > this.maxBodyBytes) return tooLarge();
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > this.maxBodyBytes) tooLarge();
+          else chunks.push(chunk);
+        });
         res.on('error', (error) => {
           done();
           reject(error);

@@ -5,6 +5,7 @@ import type { ListingPage, MainStoreClient, SyncLog } from './client.ts';
 import { MIRRORS, type Mirror } from './mirrors.ts';
 import { idsInRange, relaxedCommit } from './rows.ts';
 import { beginSnapshot, finishSnapshot } from './state.ts';
+import { checkListingPage } from './validate.ts';
 
 export const SNAPSHOT_PAGE = 1000;
 
@@ -30,6 +31,7 @@ async function copyCollection(store: Store, client: MainStoreClient, m: Mirror, 
   let next: Promise<ListingPage> = client.list(collection, undefined, SNAPSHOT_PAGE);
   for (;;) {
     const page = await next;
+    checkListingPage(collection, page);
     const cursor = page.pagination.hasMore ? page.pagination.nextCursor : null;
     // The next page travels while this one is written.
     if (cursor) {

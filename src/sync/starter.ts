@@ -39,7 +39,7 @@ export const startSyncFollower: BackgroundStarter = async (ctx) => {
   const log = ctx.log?.child({ task: 'sync' }) ?? silentLog;
   const running = runSync({
     store: ctx.store, from, clientId, clientSecret, follow: true, log, signal: controller.signal,
-    exitOnStartupError: false, onApplied: () => ctx.bus.appended(),
+    exitOnStartupError: false, onApplied: () => ctx.bus.appended(), force: ctx.config.sync.force, maxBodyBytes: ctx.config.sync.maxBodyBytes,
   }).catch((err: unknown) => log.error({ error: err instanceof Error ? err.message : String(err) }, 'sync: follower stopped'));
   return {
     name: 'sync-follower',
