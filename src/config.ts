@@ -17,6 +17,11 @@ export interface Config {
   eventRetentionDays: number;
   logLevel: string;
   bodyLimit: number;
+  /**
+   * The administrator's console at /admin (docs/console.md): a session ends after sessionIdleMs without use and
+   * sessionMaxMs after sign-in; with trustForwardedProto, `X-Forwarded-Proto: https` from a TLS proxy marks its cookie Secure.
+   */
+  console: { sessionIdleMs: number; sessionMaxMs: number; trustForwardedProto: boolean };
   tokenTtlSeconds: number;
   /** Following a main store (store-api sync); local edits of followed collections are refused unless allowLocalEdits. */
   sync: {
@@ -92,6 +97,11 @@ export function loadConfig(overrides: ConfigInput = {}, env: ConfigInput = proce
     eventRetentionDays: int('EVENT_RETENTION_DAYS', get('EVENT_RETENTION_DAYS'), 30, 1),
     logLevel: get('LOG_LEVEL') || 'info',
     bodyLimit: int('BODY_LIMIT', get('BODY_LIMIT'), 1_048_576, 1024),
+    console: {
+      sessionIdleMs: int('CONSOLE_SESSION_IDLE_MINUTES', get('CONSOLE_SESSION_IDLE_MINUTES'), 30, 1) * 60_000,
+      sessionMaxMs: int('CONSOLE_SESSION_MAX_HOURS', get('CONSOLE_SESSION_MAX_HOURS'), 12, 0.1) * 3_600_000,
+      trustForwardedProto: bool('CONSOLE_TRUST_FORWARDED_PROTO', get('CONSOLE_TRUST_FORWARDED_PROTO'), false),
+    },
     tokenTtlSeconds: int('TOKEN_TTL_SECONDS', get('TOKEN_TTL_SECONDS'), 7200, 1),
     sync: {
       from: get('SYNC_FROM') || undefined,
