@@ -374,6 +374,8 @@ for (const dialect of await dialects()) {
         const { id: _id, ...copy } = row;
         // A host name, so the refusal comes from the connection's own checked DNS lookup.
         const inserted = await db.insertInto('webhooks').values({ ...copy, url: receiver.url.replace('127.0.0.1', 'localhost'), from_seq: 0 }).returning('id').executeTakeFirstOrThrow();
+        // An IPv4-mapped IPv6 literal: net.connect skips the lookup for it, so the sender checks it itself.
+        const literal = await db.insertInto('webhooks').values({ ...copy, url: receiver.url.replace('127.0.0.1', '[::ffff:127.0.0.1]'), from_seq: 0 }).returning('id').executeTakeFirstOrThrow();
         const dispatcher = new WebhookDispatcher({ store: strict.ctx.store, bus: strict.ctx.bus, config: { webhooks: { ...strict.config.webhooks, retrySchedule: [60], pollMs: 50 } } }, { graceMs: 100 });
         dispatcher.start();
         try {
@@ -385,6 +387,12 @@ for (const dialect of await dialects()) {
           }
           assert.equal(list[0].status, 'pending');
           assert.match(String(list[0].lastError), /localhost resolves to .*: .* is in .*\(loopback\), not a public address/);
+          let viaLiteral: Array<{ attempts: number; lastError: string | null }> = [];
+          for (let i = 0; i < 100 && !viaLiteral[0]?.attempts; i++) {
+            viaLiteral = (await strict.admin('GET', `/admin/api/webhooks/${literal.id}/deliveries`)).json().data;
+            if (!viaLiteral[0]?.attempts) await new Promise((r) => setTimeout(r, 30));
+          }
+          assert.match(String(viaLiteral[0].lastError), /^::ffff:7f00:1 is in 127\.0\.0\.0\/8 \(loopback\), not a public address/);
           assert.equal(receiver.received.length, 0);
         } finally {
           await dispatcher.stop();
