@@ -14,6 +14,8 @@ import { itemSchema, paginationSchema } from './listing/schemas.ts';
 import { RESOURCES } from './modules/registry.ts';
 import { adminRoutes } from './admin/routes.ts';
 import { changesRoutes } from './events/changes.routes.ts';
+import { consoleRoutes } from './console/plugin.ts';
+import { countUsage } from './console/usage.ts';
 
 export interface BuildOptions {
   /** pino logger options, or false for none (tests). */
@@ -58,6 +60,8 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   await app.register(
     async (api) => {
       addBearerGuard(api, ctx);
+      // Requests and 429s per credential, for the console's usage page (counted in memory, flushed in the background).
+      countUsage(api, ctx);
       for (const def of RESOURCES) registerResourceRoutes(api, ctx, def);
       await changesRoutes(api, ctx);
       await generateRoutes(api, ctx);
@@ -65,5 +69,6 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     { prefix: '/api/v2' },
   );
   await app.register(async (admin) => adminRoutes(admin, ctx), { prefix: '/admin/api' });
+  await app.register(async (scope) => consoleRoutes(scope, ctx), { prefix: '/admin' });
   return app;
 }

@@ -6,6 +6,7 @@ import { openStore, type Store } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { eventStarters } from './events/starters.ts';
 import { startSyncFollower } from './sync/starter.ts';
+import { startConsoleHousekeeping } from './console/housekeeping.ts';
 
 /** Something that runs beside the HTTP server (webhook delivery, sync follower, pruning) and stops with it. */
 export interface BackgroundTask {
@@ -19,6 +20,7 @@ export type BackgroundStarter = (ctx: AppContext) => Promise<BackgroundTask | un
 export const backgroundStarters: BackgroundStarter[] = [];
 backgroundStarters.push(...eventStarters);
 backgroundStarters.push(startSyncFollower);
+backgroundStarters.push(startConsoleHousekeeping);
 
 export interface RunningServer {
   app: FastifyInstance;
