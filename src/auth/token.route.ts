@@ -3,6 +3,7 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import type { Classified } from '../http/error-handler.ts';
+import { multipartFields } from '../http/multipart-fields.ts';
 import { isScope, type Scope } from './scopes.ts';
 
 type OAuthErrorCode = 'invalid_client' | 'invalid_request' | 'unsupported_grant_type' | 'invalid_scope' | 'invalid_grant';
@@ -63,7 +64,9 @@ function basicCredentials(header: string | undefined): { clientId: string; clien
 
 export async function tokenRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   await app.register(formbody);
-  await app.register(multipart, { attachFieldsToBody: 'keyValues', limits: { fields: 20, fieldSize: 4096, files: 0 } });
+  await app.register(multipart, { limits: { fields: 20, fieldSize: 4096, files: 0 } });
+  // Fields into the body; a malformed multipart body is a 400 invalid_request, not a logged 500.
+  app.addHook('preValidation', multipartFields);
 
   app.post('/oauth/token', {
     schema: {
