@@ -1,14 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import type { DestinationStream } from 'pino';
 import { generateRoutes } from './ai/generate.route.ts';
 import { addBearerGuard } from './auth/bearer.ts';
 import { shapeOAuthProblem, tokenRoutes } from './auth/token.route.ts';
 import type { AppContext } from './context.ts';
+import { clientErrorHandler } from './http/client-errors.ts';
 import { registerErrorHandling } from './http/error-handler.ts';
+import { loggerOptions } from './http/log-redaction.ts';
+import { serverLimits } from './http/server-limits.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { addInputGuards, strictBodies } from './http/validation.ts';
 import { operationsRoutes } from './http/operations.routes.ts';
-import { problemSchema } from './http/problem.ts';
+import { problemSchema, sendProblem } from './http/problem.ts';
 import { registerResourceRoutes } from './listing/routes.ts';
 import { itemSchema, paginationSchema } from './listing/schemas.ts';
 import { RESOURCES } from './modules/registry.ts';
@@ -18,16 +22,18 @@ import { consoleRoutes } from './console/plugin.ts';
 import { countUsage } from './console/usage.ts';
 
 export interface BuildOptions {
-  /** pino logger options, or false for none (tests). */
-  logger?: boolean | { level: string };
+  /** pino logger options (a stream: where lines go, stdout by default), or false for none (tests). */
+  logger?: boolean | { level: string; stream?: DestinationStream };
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Builds the whole HTTP application on a context. The server and the tests use this same function. */
 export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const logger = options.logger ?? true;
   const app = Fastify({
-    logger: options.logger ?? { level: ctx.config.logLevel },
+    // Secrets in logged URLs and fields are redacted (log-redaction.ts).
+    logger: logger === false ? false : logger === true ? loggerOptions(ctx.config.logLevel) : loggerOptions(logger.level, logger.stream),
     // A caller's own x-request-id is kept when it is sane, so that a trace spans systems.
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
@@ -35,14 +41,29 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     },
     logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
     bodyLimit: ctx.config.bodyLimit,
+    // Timeouts and size limits of connections; what Node refuses before Fastify sees a request, and what
+    // Fastify's router refuses before a route does, answer problems too (docs/operations.md).
+    ...serverLimits(ctx.config.http),
+    clientErrorHandler: clientErrorHandler(ctx.config.publicUrl),
+    frameworkErrors: (error, request, reply) => {
+      reply.header('x-request-id', request.id);
+      request.server.errorHandler(error, request, reply);
+    },
+    // While stopping, requests still arriving on open connections get a problem (below), not Fastify's own body.
+    return503OnClosing: false,
     ajv: { customOptions: { removeAdditional: false, allErrors: true, coerceTypes: true, useDefaults: true } },
     schemaController: strictBodies,
   });
   addInputGuards(app);
   ctx.log ??= app.log;
 
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    if (closing) return sendProblem(request, reply, ctx.config.publicUrl, 'service_unavailable', 'This node is shutting down; retry (another node may answer).', undefined, { 'retry-after': '1', connection: 'close' });
   });
   // One log line per request, with its outcome; cheaper than Fastify's two.
   app.addHook('onResponse', async (request, reply) => {

@@ -17,6 +17,8 @@ export interface Config {
   eventRetentionDays: number;
   logLevel: string;
   bodyLimit: number;
+  /** What a client may make the HTTP server hold (docs/operations.md, "Timeouts and limits"). */
+  http: HttpLimits;
   /**
    * The administrator's console at /admin (docs/console.md): a session ends after sessionIdleMs without use and
    * sessionMaxMs after sign-in; with trustForwardedProto, `X-Forwarded-Proto: https` from a TLS proxy marks its cookie Secure.
@@ -31,6 +33,17 @@ export interface Config {
     /** The largest answer of the main store the follower reads; beyond it the answer is cut off and refused. */
     maxBodyBytes: number;
   };
+}
+
+export interface HttpLimits {
+  /** Headers must have arrived this long after a request's first byte. */
+  headersTimeoutMs: number;
+  /** The whole request, body included, must have arrived this long after its first byte (the response may take longer). */
+  requestTimeoutMs: number;
+  /** A kept-alive connection with no request in progress is closed after this. */
+  keepAliveTimeoutMs: number;
+  /** A connection on which nothing moves either way (a client that stopped reading) is closed after this. */
+  idleTimeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -51,6 +64,24 @@ function bool(name: string, raw: string | undefined, fallback: boolean): boolean
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 }
 
+/**
+ * The idle timeout must outlast the longest quiet answer: a long-poll (`wait` up to 30 s) and a text
+ * generation (AI_TIMEOUT_MS) send nothing until they answer.
+ */
+const LONGEST_QUIET_ANSWER_MS = 35_000;
+
+function httpLimits(get: (name: string) => string | undefined, aiTimeoutMs: number): HttpLimits {
+  const limits = {
+    headersTimeoutMs: int('HEADERS_TIMEOUT_MS', get('HEADERS_TIMEOUT_MS'), 15_000, 100),
+    requestTimeoutMs: int('REQUEST_TIMEOUT_MS', get('REQUEST_TIMEOUT_MS'), 60_000, 100),
+    keepAliveTimeoutMs: int('KEEP_ALIVE_TIMEOUT_MS', get('KEEP_ALIVE_TIMEOUT_MS'), 10_000, 100),
+    idleTimeoutMs: int('IDLE_TIMEOUT_MS', get('IDLE_TIMEOUT_MS'), 120_000, LONGEST_QUIET_ANSWER_MS),
+  };
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs) throw new ConfigError('HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS (the headers are part of the request)');
+  if (limits.idleTimeoutMs <= aiTimeoutMs) throw new ConfigError(`IDLE_TIMEOUT_MS must exceed AI_TIMEOUT_MS (${aiTimeoutMs}): a generation sends nothing until it answers`);
+  return limits;
+}
+
 export const DEFAULT_RETRY_SCHEDULE = '5,300,1800,7200,18000,36000,50400,72000,86400';
 
 /** Builds the configuration from `env` (defaults to process.env) with `overrides` (from CLI flags) on top. */
@@ -68,6 +99,7 @@ export function loadConfig(overrides: ConfigInput = {}, env: ConfigInput = proce
     throw new ConfigError('WEBHOOK_RETRY_SCHEDULE must be a comma list of seconds');
   }
   const threads = get('AI_THREADS');
+  const aiTimeoutMs = int('AI_TIMEOUT_MS', get('AI_TIMEOUT_MS'), 60_000, 1);
   return {
     databaseUrl,
     databaseConnectTimeoutMs: int('DATABASE_CONNECT_TIMEOUT_MS', get('DATABASE_CONNECT_TIMEOUT_MS'), 5000, 0),
@@ -83,7 +115,7 @@ export function loadConfig(overrides: ConfigInput = {}, env: ConfigInput = proce
       model: get('AI_MODEL') || undefined,
       apiKey: get('AI_API_KEY') || undefined,
       modelPath: get('AI_MODEL_PATH') || undefined,
-      timeoutMs: int('AI_TIMEOUT_MS', get('AI_TIMEOUT_MS'), 60_000, 1),
+      timeoutMs: aiTimeoutMs,
       threads: threads ? int('AI_THREADS', threads, 1, 1) : undefined,
       maxRetries: int('AI_MAX_RETRIES', get('AI_MAX_RETRIES'), 2, 0),
       maxPromptChars: int('AI_MAX_PROMPT_CHARS', get('AI_MAX_PROMPT_CHARS'), 20_000, 1),
@@ -97,6 +129,7 @@ export function loadConfig(overrides: ConfigInput = {}, env: ConfigInput = proce
     eventRetentionDays: int('EVENT_RETENTION_DAYS', get('EVENT_RETENTION_DAYS'), 30, 1),
     logLevel: get('LOG_LEVEL') || 'info',
     bodyLimit: int('BODY_LIMIT', get('BODY_LIMIT'), 1_048_576, 1024),
+    http: httpLimits(get, aiTimeoutMs),
     console: {
       sessionIdleMs: int('CONSOLE_SESSION_IDLE_MINUTES', get('CONSOLE_SESSION_IDLE_MINUTES'), 30, 1) * 60_000,
       sessionMaxMs: int('CONSOLE_SESSION_MAX_HOURS', get('CONSOLE_SESSION_MAX_HOURS'), 12, 0.1) * 3_600_000,

@@ -35,7 +35,8 @@ function queryErrors(validation: AjvError[]): FieldError[] {
 
 const STATUS_CODES: Record<number, ProblemCode> = {
   400: 'invalid_body', 401: 'invalid_token', 403: 'forbidden', 404: 'not_found', 405: 'method_not_allowed', 406: 'not_acceptable',
-  409: 'conflict', 410: 'cursor_expired', 413: 'payload_too_large', 415: 'unsupported_media_type', 429: 'rate_limited', 503: 'service_unavailable',
+  408: 'request_timeout', 409: 'conflict', 410: 'cursor_expired', 413: 'payload_too_large', 414: 'uri_too_long', 415: 'unsupported_media_type',
+  429: 'rate_limited', 431: 'headers_too_large', 503: 'service_unavailable',
 };
 
 const UNAVAILABLE_DB_CODES = new Set(['SQLITE_BUSY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_LOCKED']);
@@ -78,6 +79,9 @@ export function classify(error: FastifyError | AppError | Error): Classified {
   if (UNAVAILABLE_DB_CODES.has(dbCode)) {
     return { code: 'service_unavailable', detail: 'The database is busy or unreachable; retry shortly.', headers: { 'retry-after': '1' } };
   }
+  // Raised by Fastify's router (through `frameworkErrors`): their messages would echo the whole path.
+  if (fe.code === 'FST_ERR_BAD_URL') return { code: 'malformed_request', detail: 'The URL path is not valid percent-encoded UTF-8.' };
+  if (fe.code === 'FST_ERR_MAX_PARAM_LENGTH') return { code: 'uri_too_long', detail: 'A path parameter is longer than 100 characters.' };
   const status = fe.statusCode ?? 500;
   if (status === 413) return { code: 'payload_too_large', detail: 'The request body is too large.' };
   if (status === 415) return { code: 'unsupported_media_type', detail: fe.message };
@@ -102,8 +106,10 @@ export function registerErrorHandling(app: FastifyInstance, publicUrl: string, o
   });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0];
-    // A known URL with another method is a 405 that says which methods it has (RFC 9110 §15.5.6).
-    const allowed = METHODS.filter((m) => m !== request.method && app.findRoute({ method: m, url: path }));
+    // A known URL with another method is a 405 that says which methods it has (RFC 9110 §15.5.6). A route of
+    // this very method that found nothing (a missing file under /docs) is a plain 404.
+    const own = app.findRoute({ method: request.method as (typeof METHODS)[number], url: path });
+    const allowed = own ? [] : METHODS.filter((m) => m !== request.method && app.findRoute({ method: m, url: path }));
     if (allowed.length > 0) {
       return sendProblem(request, reply, publicUrl, 'method_not_allowed', `${request.method} is not allowed on ${path}; it answers ${allowed.join(', ')}.`, undefined, { allow: allowed.join(', ') });
     }
