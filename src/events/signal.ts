@@ -25,6 +25,7 @@ export class EventSignal {
   private retryAt = 0;
   private retryDelay = RETRY_MS.first;
   private retryTimer: NodeJS.Timeout | undefined;
+  private everListened = false;
   /** Grows on every wake-up; a waiter compares it with the value it read before looking at the log. */
   generation = 0;
   private readonly onAppended = () => this.wake();
@@ -54,7 +55,7 @@ export class EventSignal {
    */
   listen(): Promise<void> {
     if (this.closed || this.listener || !this.store.pgPool || Date.now() < this.retryAt) return Promise.resolve();
-    this.connecting ??= this.open().finally(() => {
+    this.connecting ??= this.open().catch(() => this.retryLater()).finally(() => {
       this.connecting = undefined;
     });
     return this.connecting;
@@ -94,6 +95,7 @@ export class EventSignal {
       return;
     }
     this.listener = client;
+    this.everListened = true;
     this.retryDelay = RETRY_MS.first;
     // Events committed while no one listened (before the first LISTEN, or while it was lost) are found by
     // the waiters' own look, which this wake-up makes them take now.
@@ -119,7 +121,11 @@ export class EventSignal {
    * `ms`, or when `abort` fires, whichever is first.
    */
   async wait(since: number, ms: number, abort?: AbortSignal): Promise<void> {
-    await this.listen();
+    // The first opening is waited for (a waiter then hears other nodes from the start); opening it again
+    // after a loss is not: a database that does not answer must not hold waiters for a connect timeout,
+    // and the reopened connection wakes them anyway.
+    const opening = this.listen();
+    if (!this.everListened) await opening;
     if (this.generation !== since || ms <= 0 || abort?.aborted || this.closed) return;
     await new Promise<void>((resolve) => {
       const done = () => {
