@@ -10,7 +10,7 @@ import type { ResourceDef } from './resource.ts';
 import { itemSchemaId, listQuerySchema } from './schemas.ts';
 import '../http/types.ts';
 
-const CONTROL = new Set(['limit', 'cursor', 'sort', 'includeTotal', 'format', 'delimiter', 'bom']);
+const CONTROL = new Set(['limit', 'cursor', 'sort', 'includeTotal', 'format', 'delimiter', 'bom', 'escapeFormulas']);
 
 // Problems are served as application/problem+json (RFC 9457), so the document says so.
 export const errorResponses = (...statuses: number[]) =>
@@ -79,7 +79,11 @@ export function registerResourceRoutes(app: FastifyInstance, ctx: AppContext, de
       }
       const options: ExportOptions = {
         format,
-        csv: { delimiter: (query.delimiter as string | undefined) ?? ',', bom: query.bom !== undefined && parseBoolean('bom', String(query.bom)) },
+        csv: {
+          delimiter: (query.delimiter as string | undefined) ?? ',',
+          bom: query.bom !== undefined && parseBoolean('bom', String(query.bom)),
+          escapeFormulas: query.escapeFormulas === undefined || parseBoolean('escapeFormulas', String(query.escapeFormulas)),
+        },
         log: request.log,
       };
       reply.type(FORMATS[format].contentType).header('content-disposition', contentDisposition(def, format));

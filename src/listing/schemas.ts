@@ -81,6 +81,13 @@ export const formatParameters: Record<string, JsonSchema> = {
   format: { type: 'string', enum: [...FORMAT_NAMES], description: 'Output format; wins over `Accept`. Without `limit` or `cursor`, CSV and XLSX carry every matching row.' },
   delimiter: { type: 'string', enum: [...CSV_DELIMITERS], description: 'CSV field delimiter (default `,`); `;` for spreadsheets of locales that expect it. Ignored by JSON and XLSX.' },
   bom: { type: 'string', enum: ['true', 'false'], description: 'CSV only: start with a UTF-8 byte order mark (default false).' },
+  escapeFormulas: {
+    type: 'string',
+    enum: ['true', 'false'],
+    description:
+      "CSV only (default true): a text cell starting with `=`, `+`, `-`, `@`, tab or CR (which a spreadsheet would run as a formula) starts with `'`; " +
+      'a plain signed number such as `-123` is left as it is. `false` writes every value exactly as JSON has it, for programs that read the CSV.',
+  },
 };
 
 export function listQuerySchema(def: ResourceDef): JsonSchema {

@@ -50,7 +50,8 @@ for (const dialect of await dialects()) {
     it('every collection has a documented column set, and its rows hold the JSON values', async () => {
       assert.deepEqual(Object.keys(EXPECTED_COLUMNS).sort(), RESOURCES.map((r) => r.collection).sort(), 'a collection without documented columns');
       for (const def of RESOURCES) {
-        const res = await get(`/api/v2/${def.collection}?format=csv`);
+        // Exactly the JSON values (escapeFormulas=false); the default's neutralised cells: test/formats/injection.test.ts.
+        const res = await get(`/api/v2/${def.collection}?format=csv&escapeFormulas=false`);
         assert.equal(res.statusCode, 200, res.body);
         assert.equal(res.headers['content-type'], 'text/csv; charset=utf-8; header=present');
         assert.equal(res.headers['content-disposition'], `attachment; filename="${def.collection}-${TODAY}.csv"`);

@@ -11,7 +11,7 @@ import { products } from '../../src/modules/products/resource.ts';
 import { seedStore } from '../../src/seed/seed.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
 
-const options: ExportOptions = { format: 'csv', csv: { delimiter: ',', bom: false }, log: pino({ level: 'silent' }) };
+const options: ExportOptions = { format: 'csv', csv: { delimiter: ',', bom: false, escapeFormulas: true }, log: pino({ level: 'silent' }) };
 
 async function stopped(stream: Readable): Promise<void> {
   const open = exportStats.open;

