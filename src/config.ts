@@ -19,6 +19,8 @@ export interface Config {
   bodyLimit: number;
   /** What a client may make the HTTP server hold (docs/operations.md, "Timeouts and limits"). */
   http: HttpLimits;
+  /** Whole CSV/XLSX exports (docs/listing-and-formats.md, "Export limits"). */
+  exports: ExportLimits;
   /**
    * The administrator's console at /admin (docs/console.md): a session ends after sessionIdleMs without use and
    * sessionMaxMs after sign-in; with trustForwardedProto, `X-Forwarded-Proto: https` from a TLS proxy marks its cookie Secure.
@@ -43,6 +45,15 @@ export interface HttpLimits {
   /** A kept-alive connection with no request in progress is closed after this. */
   keepAliveTimeoutMs: number;
   /** A connection on which nothing moves either way (a client that stopped reading) is closed after this. */
+  idleTimeoutMs: number;
+}
+
+export interface ExportLimits {
+  /** Whole exports running at once on this node (on PostgreSQL also at most half the pool); 503 beyond. */
+  perNode: number;
+  /** Whole exports one credential may run at once on this node; 429 beyond. */
+  perCredential: number;
+  /** An export whose client takes no bytes for this long is cut off, and everything it holds released. */
   idleTimeoutMs: number;
 }
 
@@ -130,6 +141,11 @@ export function loadConfig(overrides: ConfigInput = {}, env: ConfigInput = proce
     logLevel: get('LOG_LEVEL') || 'info',
     bodyLimit: int('BODY_LIMIT', get('BODY_LIMIT'), 1_048_576, 1024),
     http: httpLimits(get, aiTimeoutMs),
+    exports: {
+      perNode: int('EXPORTS_PER_NODE', get('EXPORTS_PER_NODE'), 16, 1),
+      perCredential: int('EXPORTS_PER_CREDENTIAL', get('EXPORTS_PER_CREDENTIAL'), 4, 1),
+      idleTimeoutMs: int('EXPORT_IDLE_TIMEOUT_MS', get('EXPORT_IDLE_TIMEOUT_MS'), 60_000, 100),
+    },
     console: {
       sessionIdleMs: int('CONSOLE_SESSION_IDLE_MINUTES', get('CONSOLE_SESSION_IDLE_MINUTES'), 30, 1) * 60_000,
       sessionMaxMs: int('CONSOLE_SESSION_MAX_HOURS', get('CONSOLE_SESSION_MAX_HOURS'), 12, 0.1) * 3_600_000,

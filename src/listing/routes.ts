@@ -52,7 +52,8 @@ export function registerResourceRoutes(app: FastifyInstance, ctx: AppContext, de
       description:
         `${def.description} Needs scope \`${def.scope}\`. Keyset-paginated; see \`Link\` and \`pagination.nextCursor\`.\n\n` +
         'Answers in JSON, CSV or XLSX (`format=` or `Accept`). Without `limit` or `cursor`, CSV and XLSX stream every matching ' +
-        'row; with them they page like JSON and carry `Link`. `includeTotal=true` adds `X-Total-Count`.\n\n' +
+        'row; with them they page like JSON and carry `Link`. `includeTotal=true` adds `X-Total-Count`. Whole exports run a few at a ' +
+        'time per credential (`429`) and per node (`503`), both with `Retry-After`; one whose client takes no bytes for a minute (by default) is cut off.\n\n' +
         exportColumnsTable(def),
       security: [{ oauth2: [def.scope] }],
       querystring: listQuerySchema(def),
@@ -65,7 +66,7 @@ export function registerResourceRoutes(app: FastifyInstance, ctx: AppContext, de
             properties: { data: { type: 'array', items: ref }, pagination: { $ref: 'Pagination#' } },
           }),
         },
-        ...errorResponses(400, 401, 403, 406, 429),
+        ...errorResponses(400, 401, 403, 406, 429, 503),
       },
     },
     handler: async (request, reply) => {
@@ -85,6 +86,9 @@ export function registerResourceRoutes(app: FastifyInstance, ctx: AppContext, de
           escapeFormulas: query.escapeFormulas === undefined || parseBoolean('escapeFormulas', String(query.escapeFormulas)),
         },
         log: request.log,
+        limits: ctx.config.exports,
+        owner: String(request.grant?.credentialId ?? request.ip),
+        response: reply.raw,
       };
       reply.type(FORMATS[format].contentType).header('content-disposition', contentDisposition(def, format));
       if (request.method === 'HEAD') {

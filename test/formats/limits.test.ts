@@ -11,7 +11,10 @@ import { products } from '../../src/modules/products/resource.ts';
 import { seedStore } from '../../src/seed/seed.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
 
-const options: ExportOptions = { format: 'csv', csv: { delimiter: ',', bom: false, escapeFormulas: true }, log: pino({ level: 'silent' }) };
+const limits = { perNode: 3, perCredential: 2, idleTimeoutMs: 60_000 };
+const options = (owner: string): ExportOptions => ({ format: 'csv', csv: { delimiter: ',', bom: false, escapeFormulas: true }, log: pino({ level: 'silent' }), limits, owner });
+const refused = (status: number, code: string) => (err: unknown) =>
+  err instanceof AppError && err.status === status && err.code === code && err.headers['retry-after'] === '5';
 
 async function stopped(stream: Readable): Promise<void> {
   const open = exportStats.open;
@@ -37,22 +40,28 @@ for (const dialect of await dialects()) {
       await database.drop();
     });
 
-    const start = () => exportAll(store, products, plan(products, { filters: {} }, 'test key'), false, 'store-api export limits-test', options);
+    const start = (owner: string) => exportAll(store, products, plan(products, { filters: {} }, 'test key'), false, 'store-api export limits-test', options(owner));
 
-    it(dialect === 'postgres' ? 'holds at most half the pool; more get 503 with Retry-After until one ends' : 'has no cap: each SQLite export reads through a connection of its own', async () => {
-      const first = await start();
-      const second = await start();
-      if (dialect === 'postgres') {
-        await assert.rejects(start(), (err: unknown) => err instanceof AppError && err.status === 503 && err.headers['retry-after'] === '5');
-        await stopped(first.stream);
-        const third = await start();
-        await stopped(third.stream);
-      } else {
-        const third = await start();
-        await stopped(third.stream);
-        await stopped(first.stream);
-      }
-      await stopped(second.stream);
+    it(`caps whole exports per credential (429) and per node (503${dialect === 'postgres' ? ', at most half the pool' : ''}), both with Retry-After, until one ends`, async () => {
+      // The node's cap: EXPORTS_PER_NODE (3), and on PostgreSQL half the pool of 4 (2).
+      const nodeCap = dialect === 'postgres' ? 2 : 3;
+      const a1 = await start('a');
+      const a2 = await start('a');
+      await assert.rejects(start('a'), refused(429, 'rate_limited'), 'a third of the same credential');
+      const b1 = nodeCap > 2 ? await start('b') : undefined;
+      await assert.rejects(start('c'), refused(503, 'service_unavailable'), 'the node is full, whoever asks');
+      // A place comes back when an export ends: to its credential, and to the node.
+      await stopped(a1.stream);
+      const a3 = await start('a');
+      await assert.rejects(start('a'), refused(429, 'rate_limited'));
+      await stopped(a2.stream);
+      await stopped(a3.stream);
+      if (b1) await stopped(b1.stream);
+      // Every place is back: the node's whole share runs again.
+      const again = [];
+      for (let i = 0; i < nodeCap; i++) again.push(await start(`d${i}`));
+      await assert.rejects(start('e'), refused(503, 'service_unavailable'));
+      for (const e of again) await stopped(e.stream);
     });
   });
 }

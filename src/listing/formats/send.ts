@@ -1,13 +1,15 @@
+import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
+import type { ExportLimits } from '../../config.ts';
 import type { Store } from '../../db/database.ts';
-import { AppError } from '../../errors/app-error.ts';
 import type { ListPlan, Page } from '../engine.ts';
 import { exportLayout, recordOf } from './columns.ts';
 import { openExportConnection } from './connection.ts';
 import type { CsvOptions } from './csv.ts';
 import { runExport } from './export.ts';
 import { FORMATS } from './negotiate.ts';
+import { takeExportSlot } from './slots.ts';
 import { BatchSource } from './source.ts';
 import type { ResourceDef } from '../resource.ts';
 
@@ -15,10 +17,13 @@ export interface ExportOptions {
   format: 'csv' | 'xlsx';
   csv: CsvOptions;
   log: FastifyBaseLogger;
+  /** EXPORTS_PER_NODE, EXPORTS_PER_CREDENTIAL and EXPORT_IDLE_TIMEOUT_MS. */
+  limits: ExportLimits;
+  /** Who asks (the credential's client id): whole exports are capped per credential. */
+  owner: string;
+  /** The response the export is sent on, watched for a client that stalls or goes away. */
+  response?: ServerResponse;
 }
-
-/** Full exports holding a client of each PostgreSQL pool right now. */
-const held = new WeakMap<object, number>();
 
 /** `attachment; filename="products-2026-11-21.csv"`: the collection and the day (UTC) of the export. */
 export function contentDisposition(def: ResourceDef, format: 'csv' | 'xlsx', now = new Date()): string {
@@ -30,6 +35,7 @@ export function exportPage(def: ResourceDef, page: Page, options: ExportOptions)
   const layout = exportLayout(def);
   return runExport({
     ...options,
+    idleTimeoutMs: options.limits.idleTimeoutMs,
     layout,
     first: page.data.map((item) => recordOf(layout, item)),
     next: async () => undefined,
@@ -40,17 +46,12 @@ export function exportPage(def: ResourceDef, page: Page, options: ExportOptions)
 /**
  * Every matching row, streamed from a connection of the export's own. The first batch (and the total, when
  * asked) is read before this returns, so a bad filter or a database error is still an ordinary problem answer.
+ * Each whole export holds a connection until it ends, so it first takes a place under the node's and the
+ * credential's caps (503 or 429 with Retry-After when there is none).
  */
 export async function exportAll(store: Store, def: ResourceDef, plan: ListPlan, includeTotal: boolean, label: string, options: ExportOptions): Promise<{ stream: Readable; total?: number }> {
   const layout = exportLayout(def);
-  // On PostgreSQL each running export holds a pool client; half the pool stays for everything else.
-  const pool: object = store.pgPool ?? store;
-  const running = held.get(pool) ?? 0;
-  if (store.pgPool && running >= Math.max(1, Math.floor(store.pgPool.options.max / 2))) {
-    throw new AppError('service_unavailable', 'Too many full exports are running at once; retry shortly, or page with limit and cursor.', { headers: { 'retry-after': '5' } });
-  }
-  held.set(pool, running + 1);
-  const letGo = () => held.set(pool, (held.get(pool) ?? 1) - 1);
+  const letGo = takeExportSlot(store, options.owner, options.limits);
   let conn;
   try {
     conn = await openExportConnection(store, label);
@@ -73,6 +74,6 @@ export async function exportAll(store: Store, def: ResourceDef, plan: ListPlan, 
     await release();
     throw err;
   }
-  const stream = runExport({ ...options, layout, first, next: (rows) => source.next(rows), release });
+  const stream = runExport({ ...options, idleTimeoutMs: options.limits.idleTimeoutMs, layout, first, next: (rows) => source.next(rows), release });
   return { stream, total };
 }

@@ -3,9 +3,12 @@ import type { Row } from '../resource.ts';
 import type { ExportLayout, ExportRecord } from './columns.ts';
 import type { ExportConnection } from './connection.ts';
 
-/** Rows read by the first query; later batches are sized from the bytes the earlier ones made (see `next`). */
-export const FIRST_BATCH_ROWS = 100;
-const MIN_BATCH_ROWS = 16;
+/**
+ * Batches are sized by the bytes they make (see `next`), down to a few rows: a batch is what an export holds
+ * while its client is slow, and rows can be 100 kB. The first one, whose size is not known yet, is that few.
+ */
+const MIN_BATCH_ROWS = 4;
+export const FIRST_BATCH_ROWS = MIN_BATCH_ROWS;
 const MAX_BATCH_ROWS = 5000;
 
 /**
