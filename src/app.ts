@@ -8,6 +8,7 @@ import type { AppContext } from './context.ts';
 import { clientErrorHandler } from './http/client-errors.ts';
 import { registerErrorHandling } from './http/error-handler.ts';
 import { loggerOptions } from './http/log-redaction.ts';
+import { addProtocolGuards } from './http/protocol.ts';
 import { serverLimits } from './http/server-limits.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { addInputGuards, strictBodies } from './http/validation.ts';
@@ -65,6 +66,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     reply.header('x-request-id', request.id);
     if (closing) return sendProblem(request, reply, ctx.config.publicUrl, 'service_unavailable', 'This node is shutting down; retry (another node may answer).', undefined, { 'retry-after': '1', connection: 'close' });
   });
+  addProtocolGuards(app, ctx.config.publicUrl);
   // One log line per request, with its outcome; cheaper than Fastify's two.
   app.addHook('onResponse', async (request, reply) => {
     request.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');

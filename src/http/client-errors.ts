@@ -3,7 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ProblemCode } from '../errors/codes.ts';
-import { problemBody } from './problem.ts';
+import { problemBody, type ProblemBody } from './problem.ts';
 
 /** How long a closed-by-us connection may linger so the client reads the answer before we reset it. */
 const LINGER_MS = 2000;
@@ -22,9 +22,7 @@ type ServerSocket = Socket & { _httpMessage?: { headersSent?: boolean } | null }
  * Answers what Node's HTTP parser refuses before Fastify sees a request (malformed HTTP, headers over the
  * limit) and requests that did not arrive in time: an RFC 9457 problem with a fresh requestId (the
  * headers, and any x-request-id among them, were never read), `Connection: close`, and the connection
- * closed. The connection is ended, not reset, and lingers briefly: a reset would make the client's kernel
- * drop the answer with whatever the client still sends (the rest of an oversized header block).
- * Logged at info: a client's mistake or a slow network, not a fault here.
+ * closed (see writeProblem). Logged at info: a client's mistake or a slow network, not a fault here.
  */
 export function clientErrorHandler(publicUrl: string): (this: { log: FastifyBaseLogger }, err: Error & { code?: string }, socket: Socket) => void {
   const answered = new WeakSet<Socket>();
@@ -46,22 +44,29 @@ export function clientErrorHandler(publicUrl: string): (this: { log: FastifyBase
       socket.destroy();
       return;
     }
-    const problem = problemBody(publicUrl, requestId, code, detail);
-    const body = JSON.stringify(problem);
-    const status = problem.status;
-    const head = [
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
-      'Content-Type: application/problem+json; charset=utf-8',
-      `Content-Length: ${Buffer.byteLength(body)}`,
-      `x-request-id: ${requestId}`,
-      'Connection: close',
-    ].join('\r\n');
-    const linger = setTimeout(() => socket.destroy(), LINGER_MS);
-    linger.unref();
-    socket.once('close', () => clearTimeout(linger));
     // A request whose headers were read (a body that did not arrive in time) still has a handler waiting for
     // its body: close at once once the answer is out, so that handler never gets to write after it.
-    if (inProgress) socket.end(`${head}\r\n\r\n${body}`, () => socket.destroy());
-    else socket.end(`${head}\r\n\r\n${body}`);
+    writeProblem(socket, problemBody(publicUrl, requestId, code, detail), inProgress ? 'at-once' : 'linger');
   };
+}
+
+/**
+ * Writes a problem straight onto a socket, with `Connection: close`, and closes it: at once once written, or
+ * after the client has had up to LINGER_MS to read it (a reset would make the client's kernel drop the answer
+ * with whatever the client still sends, such as the rest of an oversized header block).
+ */
+export function writeProblem(socket: Socket, problem: ProblemBody, close: 'at-once' | 'linger'): void {
+  const body = JSON.stringify(problem);
+  const head = [
+    `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}`,
+    'Content-Type: application/problem+json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    `x-request-id: ${problem.requestId}`,
+    'Connection: close',
+  ].join('\r\n');
+  const linger = setTimeout(() => socket.destroy(), LINGER_MS);
+  linger.unref();
+  socket.once('close', () => clearTimeout(linger));
+  if (close === 'at-once') socket.end(`${head}\r\n\r\n${body}`, () => socket.destroy());
+  else socket.end(`${head}\r\n\r\n${body}`);
 }

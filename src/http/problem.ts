@@ -49,6 +49,7 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, public
   const body = problemBody(publicUrl, String(request.id), code, detail, errors);
   return reply
     .code(body.status)
+    .header('x-request-id', body.requestId)
     .headers(headers)
     .header('content-type', 'application/problem+json; charset=utf-8')
     .serializer((payload: unknown) => JSON.stringify(payload))

@@ -27,6 +27,8 @@ export function serverLimits(limits: HttpLimits) {
       requestTimeout: limits.requestTimeoutMs,
       connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(limits.headersTimeoutMs / 5))),
       maxHeaderSize: MAX_HEADER_BYTES,
+      // Checked by a hook instead, which answers a problem (protocol.ts); Node's own check answers a bare 400.
+      requireHostHeader: false,
     },
   };
 }

@@ -68,6 +68,17 @@ for (const dialect of await dialects()) {
       }
     });
 
+    it('what Node would answer bare: CONNECT, HTTP/1.1 without Host, an unknown Expect', async () => {
+      const connect = await raw(live, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+      assertProblem(connect, 405, 'method_not_allowed');
+      assert.equal(connect.headers.connection, 'close');
+      assert.ok(connect.closed);
+      assertProblem(await raw(live, 'GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n'), 400, 'malformed_request');
+      // HTTP/1.0 has no Host requirement; an expectation the server does not meet is ignored (RFC 9110 §10.1.1).
+      assert.equal((await raw(live, 'GET /healthz HTTP/1.0\r\n\r\n')).status, 200);
+      assert.equal((await raw(live, get('/healthz', 'Expect: something-else\r\n'))).status, 200);
+    });
+
     it('404, 405, /docs and the OpenAPI document: problems with requestId', async () => {
       assertProblem(await raw(live, get('/nope')), 404, 'not_found');
       assertProblem(await raw(live, get('/docs/static/nope.js')), 404, 'not_found');
