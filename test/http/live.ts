@@ -10,6 +10,12 @@ import type { Dialect } from '../../src/db/database.ts';
 import { ADMIN_TOKEN } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
 
+/** These suites probe the HTTP layer from one address; rate limits are tested elsewhere. */
+const UNTHROTTLED = {
+  RATE_LIMIT_RPS: '100000', RATE_LIMIT_BURST: '100000', TOKEN_RATE_LIMIT_RPS: '100000', TOKEN_RATE_LIMIT_BURST: '100000',
+  TOKEN_ADDRESS_RATE_LIMIT_RPS: '100000', TOKEN_ADDRESS_RATE_LIMIT_BURST: '100000',
+};
+
 export interface LogLine {
   level: number;
   msg: string;
@@ -30,7 +36,7 @@ export interface LiveServer {
 
 export async function startLive(dialect: Dialect, env: Record<string, string> = {}): Promise<LiveServer> {
   const database: TestDatabase = await createTestDatabase(dialect);
-  const config = loadConfig({ DATABASE_URL: database.url, ADMIN_TOKEN, HOST: '127.0.0.1', PORT: '0', PUBLIC_URL: 'http://store.test', ...env }, {});
+  const config = loadConfig({ DATABASE_URL: database.url, ADMIN_TOKEN, HOST: '127.0.0.1', PORT: '0', PUBLIC_URL: 'http://store.test', ...UNTHROTTLED, ...env }, {});
   const ctx = await createContext(config, database.store);
   const lines: LogLine[] = [];
   const stream = new Writable({
