@@ -1,8 +1,9 @@
 import { resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import Cursor from 'pg-cursor';
+import { WaitingSqliteDialect } from './sqlite-driver.ts';
 import { prepareSqliteFile } from './sqlite-files.ts';
 import { withStatementCache } from './statement-cache.ts';
 import type { Database } from './tables.ts';
@@ -40,6 +41,8 @@ export interface OpenOptions {
   /** PostgreSQL schema to use (tests isolate themselves in a schema of their own). */
   pgSchema?: string;
   pgPoolSize?: number;
+  /** SQLite: how long a write waits for another process's write transaction before it fails as busy. */
+  writeWaitMs?: number;
   /** PostgreSQL: how long a query waits for a connection (DATABASE_CONNECT_TIMEOUT_MS). */
   connectTimeoutMs?: number;
 }
@@ -79,8 +82,9 @@ export function openStore(databaseUrl: string, options: OpenOptions = {}): Store
     if (path !== ':memory:') prepareSqliteFile(path);
     // One connection: better-sqlite3 is synchronous, so in one process it is the single writer and the
     // readers at once. Long exports read through connections of their own (WAL lets them run beside it).
+    // Its transactions begin IMMEDIATE and wait for another process's writer without blocking this one.
     const conn = openSqliteConnection(path);
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(conn) }) });
+    const db = new Kysely<Database>({ dialect: new WaitingSqliteDialect({ database: withStatementCache(conn) }, conn, options.writeWaitMs) });
     return { db, dialect: 'sqlite', sqlitePath: path === ':memory:' ? undefined : path, close: () => db.destroy() };
   }
   const pool = createPgPool({
