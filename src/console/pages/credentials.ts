@@ -91,7 +91,7 @@ function secretPanel(ctx: AppContext, issued: service.IssuedCredential, why: str
     </div>
     <div class="field">
       <label for="curl-line">Try it with curl</label>
-      <div class="copy-row"><textarea id="curl-line" class="mono" readonly rows="4">${curl}</textarea><button type="button" class="button" data-copy="curl-line" hidden>Copy</button></div>
+      <div class="copy-row"><textarea id="curl-line" class="mono" readonly rows="7">${curl}</textarea><button type="button" class="button" data-copy="curl-line" hidden>Copy</button></div>
     </div>
     <p><a class="button" href="/admin/credentials/${issued.id}">Done, I have copied it</a></p>
   </section>`;
@@ -113,8 +113,8 @@ async function listPage(deps: ConsoleDeps, request: FastifyRequest, reply: Fasti
   const notice = (request.query as { notice?: keyof typeof NOTICES }).notice;
   const rows = credentials.map((c) => html`<tr>
       <th scope="row" data-label="Name"><a href="/admin/credentials/${c.id}">${c.name}</a></th>
-      <td data-label="Client id"><code class="id">${c.clientId}</code></td>
-      <td data-label="Scopes">${scopeList(c.scopes)}</td>
+      <td data-label="Client id" class="wide"><code class="id">${c.clientId}</code></td>
+      <td data-label="Scopes" class="wide">${scopeList(c.scopes)}</td>
       <td data-label="Status">${badge(c.enabled)}</td>
       <td data-label="Created">${when(c.createdAt)}</td>
       <td data-label="Last used">${when(later(c.lastUsedAt, lastRequest.get(c.id)))}</td>

@@ -59,7 +59,7 @@ export const usagePage: ConsolePage = {
               <td data-label="Requests (24 h)" class="num">${sum(series, 'requests')}</td>
               <td data-label="429s (24 h)" class="num">${sum(series, 'rateLimited')}</td>
               <td data-label="Last request">${when(last.get(c.id))}</td>
-              <td data-label="Per hour">${chart(c.name, hours, series ?? new Map())}</td>
+              <td data-label="Per hour" class="wide">${chart(c.name, hours, series ?? new Map())}</td>
             </tr>`;
           })}</tbody></table></div>`}`;
       return deps.show(request, reply, { section: 'usage', title: 'Usage', body });

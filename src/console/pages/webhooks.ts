@@ -134,9 +134,9 @@ async function deliveryLog(deps: ConsoleDeps, request: FastifyRequest, hook: ser
       <td data-label="Status"><span class="badge ${DELIVERY_BADGE[d.status] ?? ''}">${d.status}</span></td>
       <td data-label="Attempts" class="num">${d.attempts}</td>
       <td data-label="Last status" class="num">${d.lastStatus ?? html`<span class="muted">—</span>`}</td>
-      <td data-label="Answer">${excerpt(answer?.response ?? answer?.error ?? d.lastError)}</td>
+      <td data-label="Answer" class="wide">${excerpt(answer?.response ?? answer?.error ?? d.lastError)}</td>
       <td data-label="Next retry">${d.nextAttemptAt ? when(d.nextAttemptAt) : html`<span class="muted">—</span>`}</td>
-      <td data-label="Actions" class="row-actions">
+      <td data-label="Actions" class="row-actions wide">
         <a href="${base}/deliveries/${d.id}">Attempts<span class="visually-hidden"> of delivery ${d.id}</span></a>
         ${postForm(request, `${base}/deliveries/${d.id}/replay`, html`<button type="submit" class="button small">Replay<span class="visually-hidden"> delivery ${d.id}</span></button>`, { className: 'inline' })}
       </td>
@@ -174,7 +174,7 @@ async function listPage(deps: ConsoleDeps, request: FastifyRequest, reply: Fasti
           <thead><tr><th scope="col">Receiver URL</th><th scope="col">Events</th><th scope="col">Status</th><th scope="col">Created</th></tr></thead>
           <tbody>${hooks.map((h) => html`<tr>
             <th scope="row" data-label="Receiver URL"><a href="/admin/webhooks/${h.id}" class="url">${h.url}</a>${h.description ? html`<div class="muted">${h.description}</div>` : ''}</th>
-            <td data-label="Events"><ul class="chips">${h.events.map((e) => html`<li><code>${e}</code></li>`)}</ul></td>
+            <td data-label="Events" class="wide"><ul class="chips">${h.events.map((e) => html`<li><code>${e}</code></li>`)}</ul></td>
             <td data-label="Status">${state(h)}${h.disabledReason ? html`<div class="muted">${h.disabledReason}</div>` : ''}</td>
             <td data-label="Created">${when(h.createdAt)}</td>
           </tr>`)}</tbody></table></div>`}`,
@@ -197,11 +197,12 @@ async function detailPage(deps: ConsoleDeps, request: FastifyRequest, reply: Fas
   const notice = q.notice === 'replayed' && q.queued !== undefined ? `${q.queued} ${q.queued === 1 ? 'delivery' : 'deliveries'} queued again; the dispatcher sends them within a moment.` : q.notice && NOTICES[q.notice];
   return deps.show(request, reply, {
     section: 'webhooks',
-    title: 'Subscription',
+    title: hook.description || 'Subscription',
     notice,
     body: html`<p><a href="/admin/webhooks">← All subscriptions</a></p>
       <dl class="facts">
         <div class="wide"><dt>Receiver URL</dt><dd class="url">${hook.url}</dd></div>
+        <div class="wide"><dt>Events</dt><dd><ul class="chips">${hook.events.map((e) => html`<li><code>${e}</code></li>`)}</ul></dd></div>
         <div><dt>Status</dt><dd>${state(hook)}</dd></div>
         <div><dt>Created</dt><dd>${when(hook.createdAt)}</dd></div>
         ${hook.previousSecretExpiresAt ? html`<div><dt>Previous secret also signs until</dt><dd>${when(hook.previousSecretExpiresAt)}</dd></div>` : ''}
@@ -332,7 +333,7 @@ export const webhooksPage: ConsolePage = {
               <thead><tr><th scope="col">#</th><th scope="col">Started</th><th scope="col" class="num">Took</th><th scope="col" class="num">Status</th><th scope="col">Answer or error</th><th scope="col">Node</th></tr></thead>
               <tbody>${d.attemptLog.map((a) => html`<tr>
                 <th scope="row" data-label="#">${a.attempt}</th><td data-label="Started">${when(a.startedAt)}</td><td data-label="Took" class="num">${a.durationMs} ms</td>
-                <td data-label="Status" class="num">${a.statusCode ?? '—'}</td><td data-label="Answer or error"><pre class="answer">${a.response ?? a.error ?? ''}</pre></td><td data-label="Node"><code>${a.node}</code></td>
+                <td data-label="Status" class="num">${a.statusCode ?? '—'}</td><td data-label="Answer or error" class="wide"><pre class="answer">${a.response ?? a.error ?? ''}</pre></td><td data-label="Node"><code>${a.node}</code></td>
               </tr>`)}</tbody></table></div>`}
           </section>`,
       });
