@@ -11,13 +11,14 @@ export function registerImport(program: Command): void {
   program
     .command('import')
     .description('Import JSON Lines or CSV into one collection, all or nothing: records with a known id or natural key update, others create')
-    .argument('<file>', 'a .jsonl/.ndjson or .csv file; the resource is read from its name (products.csv) unless --resource says')
+    .argument('<file>', 'a .jsonl/.ndjson or .csv file (or named pipe); the resource is read from its name (products.csv) unless --resource says')
     .option('--resource <name>', `one of ${[...writerByCollection.keys()].join(', ')}`)
     .option('--format <format>', 'jsonl or csv (default: from the extension)')
     .option('--delimiter <char>', 'CSV delimiter (default: ";" when the header has more of them than commas, else ",")')
     .option('--json', 'machine-readable output')
     .action(async (file: string, o: { resource?: string; format?: string; delimiter?: string; json?: boolean }) => {
-      if (!existsSync(file) || !statSync(file).isFile()) fail(`cannot read ${file}: no such file`);
+      // A named pipe too: `mkfifo products.jsonl` and a producer streaming into it (its size is unknown).
+      if (!existsSync(file) || !(statSync(file).isFile() || statSync(file).isFIFO())) fail(`cannot read ${file}: no such file`);
       await withStore(program.opts<GlobalOptions>(), async (store) => {
         // A progress display only where there is time to watch one.
         const bar = statSync(file).size >= 1 << 20 ? progress(`importing ${file} (KiB)`) : { update: () => {}, stop: () => {} };

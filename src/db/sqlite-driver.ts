@@ -1,8 +1,6 @@
 import type SQLite from 'better-sqlite3';
 import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type QueryResult, type SqliteDialectConfig } from 'kysely';
-
-/** How long a write waits for another process's write transaction (an import) before it fails as busy (503). */
-export const DEFAULT_WRITE_WAIT_MS = 30_000;
+import { DEFAULT_WRITE_WAIT_MS } from './write-queue.ts';
 
 const isBusy = (error: unknown): boolean => /^SQLITE_BUSY/.test(String((error as { code?: unknown }).code ?? ''));
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

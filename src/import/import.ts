@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Store } from '../db/database.ts';
 import { AppError } from '../errors/app-error.ts';
-import { headSeq, type WriteContext } from '../events/log.ts';
+import { publishStagedEvents, stageEvents, type WriteContext } from '../events/log.ts';
 import { createItem, inTransaction, updateItem, type Input, type WritableResource } from '../modules/writer.ts';
 import { writerByCollection } from '../modules/writers.ts';
 import { changesOf } from './diff.ts';
@@ -114,8 +114,9 @@ export async function importFile(store: Store, path: string, options: ImportOpti
   let truncated = false;
   let lastProgress = 0;
 
-  const events = await inTransaction(store, async (w) => {
-    const before = await headSeq(w.trx);
+  const events = await inTransaction(store, async (outer) => {
+    // The events are recorded at the end, so that other writers do not wait for this one (see stageEvents).
+    const w = await stageEvents(outer);
     for await (const item of source.records) {
       tally.records++;
       if (Date.now() - lastProgress > 200) {
@@ -147,9 +148,7 @@ export async function importFile(store: Store, path: string, options: ImportOpti
     }
     if (problems.length) throw new ImportFailed(resource, problems.slice(0, maxErrors), truncated || problems.length > maxErrors);
     if (tally.explicitIds) await advanceSequence(w, writer);
-    // Counted, not subtracted: PostgreSQL sequences leave gaps where other transactions rolled back.
-    const written = await w.trx.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('n')).where('seq', '>', before).executeTakeFirstOrThrow();
-    return Number(written.n);
+    return publishStagedEvents(w);
   }, options.afterCommit);
   options.onProgress?.(source.totalBytes, source.totalBytes);
   const { records, created, updated, unchanged } = tally;
