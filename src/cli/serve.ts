@@ -55,8 +55,9 @@ export function registerServe(program: Command): void {
       const say = (line = '') => process.stdout.write(`${line}\n`);
       say();
       say(`Store Data API listening on ${server.url} (${store.dialect}); reference: ${config.publicUrl}/docs`);
+      say(`Console (credentials, webhooks, usage, sync): ${config.publicUrl}/admin, sign in with the admin token`);
       if (server.ctx.admin.generated) {
-        say(`Admin token (for /admin/api; shown once, set ADMIN_TOKEN to choose your own): ${server.ctx.admin.generated}`);
+        say(`Admin token (for the console and /admin/api; shown once, set ADMIN_TOKEN to choose your own): ${server.ctx.admin.generated}`);
       }
       if (demo) {
         const base = config.publicUrl;

@@ -23,8 +23,25 @@ async function answersWithin(query: Promise<unknown>, ms: number): Promise<boole
 
 const statusSchema = { type: 'object', properties: { status: { type: 'string' }, database: { type: 'string' } } };
 
-/** Health, readiness, the OpenAPI document and the problem-type pages that `type` URLs point to. */
+/** What a browser opening the root sees: where to go next (relative links, nothing interpolated; the console's own CSS). */
+const ROOT_PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Store Data API</title><link rel="stylesheet" href="/admin/static/console.css"></head>
+<body><main id="main"><h1>Store Data API</h1>
+<p class="lead">Read access to this store's products, categories, brands, parameter and filter values and orders, with OAuth 2.0 client-credentials tokens.</p>
+<ul><li><a href="/admin">Store console</a>: API credentials and their scopes, webhooks, usage, sync (sign in with the admin token)</li>
+<li><a href="/docs">API reference</a></li><li><a href="/api/v2/openapi.json">OpenAPI document</a></li></ul></main></body></html>
+`;
+
+/** The root's links, health, readiness, the OpenAPI document and the problem-type pages that `type` URLs point to. */
 export async function operationsRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
+  // The root says where things are: links as JSON for clients, a small page for browsers (which ask for HTML first).
+  app.get('/', { schema: { hide: true } }, async (request, reply) => {
+    reply.header('vary', 'Accept');
+    if (/\btext\/html\b/.test(request.headers.accept ?? '')) return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(ROOT_PAGE);
+    const base = ctx.config.publicUrl;
+    return { name: 'Store Data API', links: { console: `${base}/admin`, reference: `${base}/docs`, openapi: `${base}/api/v2/openapi.json`, token: `${base}/oauth/token`, api: `${base}/api/v2` } };
+  });
   app.get('/healthz', { schema: { tags: ['Operations'], summary: 'Liveness: the process answers', response: { 200: statusSchema } } }, async () => ({ status: 'ok' }));
 
   // One probe at a time, however many load balancers ask: probes during an outage share its answer.
