@@ -185,6 +185,21 @@ for (const dialect of await dialects()) {
       }
     });
 
+    it('use moves a session\'s expiry forward by the idle time, never past the longest session', async () => {
+      const admin = await signIn(t.app);
+      const db = t.database.store.db;
+      const soon = new Date(Date.now() + 5000).toISOString();
+      await db.updateTable('console_sessions').set({ expires_at: soon }).where('expires_at', '>', new Date().toISOString()).execute();
+      assert.equal((await admin.get('/admin/credentials')).statusCode, 200);
+      const slid = Math.max(...(await sessionRows(t)).map((r) => Date.parse(r.expires_at)));
+      assert.ok(slid > Date.now() + 29 * 60_000 && slid <= Date.now() + 30 * 60_000, 'thirty idle minutes from now');
+
+      const createdLongAgo = new Date(Date.now() - 12 * 3_600_000 + 60_000).toISOString();
+      await db.updateTable('console_sessions').set({ created_at: createdLongAgo, expires_at: soon }).execute();
+      assert.equal((await admin.get('/admin/credentials')).statusCode, 200);
+      for (const row of await sessionRows(t)) assert.ok(Date.parse(row.expires_at) <= Date.parse(createdLongAgo) + 12 * 3_600_000, 'capped at twelve hours after sign-in');
+    });
+
     it('a session works on every node of the store, ends when it expires (and is pruned), and ends when ADMIN_TOKEN changes', async () => {
       const admin = await signIn(t.app);
       const same = await anotherNode(t);
