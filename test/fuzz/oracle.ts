@@ -3,13 +3,19 @@
 // against the documented response schema.
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsPlugin from 'ajv-formats';
-import type { LightMyRequestResponse } from 'fastify';
 import type { JsonSchema, OpenApiDocument, OperationRef } from './document.ts';
 
 // ajv-formats is CommonJS with a `default` beside module.exports; under NodeNext the callable is the default import.
 const addFormats = addFormatsPlugin as unknown as typeof addFormatsPlugin.default;
 
 const LEAK = /\n\s+at |\.ts:\d+|node_modules|select .* from|SQLITE_|syntax error|violates|duplicate key/i;
+
+/** What the oracle reads of an answer (an `app.inject` response has these). */
+export interface Answer {
+  statusCode: number;
+  headers: Record<string, unknown>;
+  body: string;
+}
 
 const mediaType = (header: unknown): string => String(header ?? '').split(';')[0].trim().toLowerCase();
 
@@ -39,7 +45,7 @@ export class Oracle {
   }
 
   /** What is wrong with this answer, or undefined when it keeps the contract. */
-  check(o: OperationRef, res: LightMyRequestResponse): string | undefined {
+  check(o: OperationRef, res: Answer): string | undefined {
     const status = res.statusCode;
     if (status >= 500) return `answered ${status}`;
     const type = mediaType(res.headers['content-type']);
@@ -49,7 +55,7 @@ export class Oracle {
     return this.checkProblem(res, type);
   }
 
-  private checkSuccess(o: OperationRef, res: LightMyRequestResponse, type: string): string | undefined {
+  private checkSuccess(o: OperationRef, res: Answer, type: string): string | undefined {
     const documented = o.op.responses[String(res.statusCode)];
     if (!documented) return `answered ${res.statusCode}, which the document does not list for this operation`;
     if (!documented.content) return res.body === '' ? undefined : `answered ${res.statusCode} with a body the document does not describe`;
@@ -67,7 +73,7 @@ export class Oracle {
     return `a ${res.statusCode} body off its schema: ${this.ajv.errorsText(validate.errors, { separator: '; ' })}`;
   }
 
-  private checkProblem(res: LightMyRequestResponse, type: string): string | undefined {
+  private checkProblem(res: Answer, type: string): string | undefined {
     if (type !== 'application/problem+json') return `an error answered as "${type}", not application/problem+json`;
     let body: { status?: unknown; requestId?: unknown };
     try {
@@ -83,7 +89,7 @@ export class Oracle {
   }
 
   /** RFC 6749 §5.2: `{ error, error_description? }` as JSON, with the documented codes where documented. */
-  private checkOAuthError(o: OperationRef, res: LightMyRequestResponse, type: string): string | undefined {
+  private checkOAuthError(o: OperationRef, res: Answer, type: string): string | undefined {
     if (type !== 'application/json') return `a token error answered as "${type}", not application/json`;
     let body: { error?: unknown; error_description?: unknown };
     try {
