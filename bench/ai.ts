@@ -33,7 +33,7 @@ async function startApi(url: string, env: Record<string, string>): Promise<Serve
   const port = await freePort();
   return startServer('api', NODE, [CLI, '--database', url, 'serve'], {
     HOST: '127.0.0.1', PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'warn',
-    AI_RATE_LIMIT_RPS: '1000000', AI_RATE_LIMIT_BURST: '1000000', ADMIN_TOKEN: 'bench-admin-token', ...env,
+    AI_RATE_LIMIT_RPS: '1000000', AI_RATE_LIMIT_BURST: '1000000', ADMIN_TOKEN: 'bench-admin-token-0123456789abcdefghij', ...env,
   }, `http://127.0.0.1:${port}/healthz`);
 }
 

@@ -121,7 +121,9 @@ async function startApi(url: string, logLevel: string, profileDir?: string): Pro
   const flags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   return startServer('api', NODE, [...flags, CLI, '--database', url, 'serve'], {
     HOST: '127.0.0.1', PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: logLevel,
-    RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000', ADMIN_TOKEN: 'bench-admin-token',
+    RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000', ADMIN_TOKEN: 'bench-admin-token-0123456789abcdefghij',
+    // The token endpoint's own limits (per credential and per address) would measure 429s instead of issuance.
+    TOKEN_RATE_LIMIT_RPS: '1000000', TOKEN_RATE_LIMIT_BURST: '1000000', TOKEN_ADDRESS_RATE_LIMIT_RPS: '1000000', TOKEN_ADDRESS_RATE_LIMIT_BURST: '1000000',
   }, `http://127.0.0.1:${port}/healthz`);
 }
 

@@ -16,7 +16,7 @@ import { runMeasured, startServer, watchPeakRss, type Server } from './lib/proce
 import { round, table } from './lib/report.ts';
 
 const CLI = join(import.meta.dirname, '..', 'bin', 'store-api.js');
-const ADMIN = 'bench-sync-admin';
+const ADMIN = 'bench-sync-admin-0123456789abcdefghijk';
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -19,7 +19,7 @@ import { runMeasured, startServer, type Server } from './lib/processes.ts';
 import { round, table } from './lib/report.ts';
 
 const CLI = join(import.meta.dirname, '..', 'bin', 'store-api.js');
-const ADMIN = 'bench-webhooks-admin';
+const ADMIN = 'bench-webhooks-admin-0123456789abcdefg';
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -11,6 +11,13 @@ export interface Config {
   adminToken: string | undefined;
   rateLimit: { rps: number; burst: number };
   aiRateLimit: { rps: number; burst: number };
+  /** POST /oauth/token: tokens issued per credential, and requests per source address (IPv6 by /64). */
+  tokenRateLimit: { rps: number; burst: number };
+  tokenAddressRateLimit: { rps: number; burst: number };
+  /** Live tokens one credential may hold; a new one deletes the oldest beyond it. */
+  maxLiveTokensPerCredential: number;
+  /** Wrong admin tokens a source address may present before it gets 429 (per node). */
+  adminFailureLimit: { rps: number; burst: number };
   ai: { engine: string; baseUrl: string | undefined; model: string | undefined; apiKey: string | undefined; modelPath: string | undefined; timeoutMs: number; threads: number | undefined; maxRetries: number; maxPromptChars: number };
   webhooks: { allowPrivate: boolean; retrySchedule: number[]; concurrency: number; pollMs: number };
   /** Days the event log (changes feed, webhook deliveries) is kept; older feed cursors get 410. */
@@ -75,6 +82,17 @@ function bool(name: string, raw: string | undefined, fallback: boolean): boolean
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 }
 
+/** Shorter admin tokens are refused at start: the admin token guards every write, so it must be unguessable. */
+export const MIN_ADMIN_TOKEN_LENGTH = 32;
+
+function adminToken(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  if (raw.length < MIN_ADMIN_TOKEN_LENGTH || /\s/.test(raw)) {
+    throw new ConfigError(`ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters without spaces (got ${raw.length}); unset it to have one generated, or use: openssl rand -base64 32`);
+  }
+  return raw;
+}
+
 /**
  * The idle timeout must outlast the longest quiet answer: a long-poll (`wait` up to 30 s) and a text
  * generation (AI_TIMEOUT_MS) send nothing until they answer.
@@ -117,9 +135,13 @@ export function loadConfig(overrides: ConfigInput = {}, env: ConfigInput = proce
     host,
     port,
     publicUrl,
-    adminToken: get('ADMIN_TOKEN') || undefined,
+    adminToken: adminToken(get('ADMIN_TOKEN')),
     rateLimit: { rps: int('RATE_LIMIT_RPS', get('RATE_LIMIT_RPS'), 20, 0.001), burst: int('RATE_LIMIT_BURST', get('RATE_LIMIT_BURST'), 100, 1) },
     aiRateLimit: { rps: int('AI_RATE_LIMIT_RPS', get('AI_RATE_LIMIT_RPS'), 1, 0.001), burst: int('AI_RATE_LIMIT_BURST', get('AI_RATE_LIMIT_BURST'), 10, 1) },
+    tokenRateLimit: { rps: int('TOKEN_RATE_LIMIT_RPS', get('TOKEN_RATE_LIMIT_RPS'), 1, 0.001), burst: int('TOKEN_RATE_LIMIT_BURST', get('TOKEN_RATE_LIMIT_BURST'), 20, 1) },
+    tokenAddressRateLimit: { rps: int('TOKEN_ADDRESS_RATE_LIMIT_RPS', get('TOKEN_ADDRESS_RATE_LIMIT_RPS'), 5, 0.001), burst: int('TOKEN_ADDRESS_RATE_LIMIT_BURST', get('TOKEN_ADDRESS_RATE_LIMIT_BURST'), 50, 1) },
+    maxLiveTokensPerCredential: int('MAX_LIVE_TOKENS_PER_CREDENTIAL', get('MAX_LIVE_TOKENS_PER_CREDENTIAL'), 100, 1),
+    adminFailureLimit: { rps: int('ADMIN_FAILURE_RATE_LIMIT_RPS', get('ADMIN_FAILURE_RATE_LIMIT_RPS'), 0.2, 0.001), burst: int('ADMIN_FAILURE_RATE_LIMIT_BURST', get('ADMIN_FAILURE_RATE_LIMIT_BURST'), 20, 1) },
     ai: {
       engine: get('AI_ENGINE') || 'builtin',
       baseUrl: get('AI_BASE_URL') || undefined,

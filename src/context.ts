@@ -13,7 +13,8 @@ export interface AppContext {
   store: Store;
   tokens: TokenService;
   buckets: BucketStore;
-  policies: { default: Policy; ai: Policy };
+  /** default and ai: per credential on /api/v2; token and tokenAddress: POST /oauth/token per credential and per source address. */
+  policies: { default: Policy; ai: Policy; token: Policy; tokenAddress: Policy };
   bus: EventBus;
   hashKey: string;
   /** The admin token's hash; `generated` holds the plain token only on the start that created it. */
@@ -29,11 +30,13 @@ export async function createContext(config: Config, store: Store): Promise<AppCo
     config,
     store,
     hashKey,
-    tokens: new TokenService(store.db, hashKey, config.tokenTtlSeconds),
+    tokens: new TokenService(store.db, hashKey, config.tokenTtlSeconds, config.maxLiveTokensPerCredential),
     buckets: bucketStoreFor(store),
     policies: {
       default: { name: 'default', rps: config.rateLimit.rps, burst: config.rateLimit.burst },
       ai: { name: 'ai', rps: config.aiRateLimit.rps, burst: config.aiRateLimit.burst },
+      token: { name: 'token', rps: config.tokenRateLimit.rps, burst: config.tokenRateLimit.burst },
+      tokenAddress: { name: 'token-address', rps: config.tokenAddressRateLimit.rps, burst: config.tokenAddressRateLimit.burst },
     },
     bus: new EventBus(),
     admin: await ensureAdminToken(store.db, hashKey, config.adminToken),

@@ -49,4 +49,18 @@ export const findToken = (db: Executor, tokenHash: string) =>
 
 export const deleteTokensOf = (db: Executor, credentialId: number) => db.deleteFrom('tokens').where('credential_id', '=', credentialId).execute();
 
+/**
+ * Deletes a credential's tokens beyond its `keep` newest (by creation, then hash) and returns their hashes,
+ * so that the caller can drop them from its cache too.
+ */
+export async function deleteTokensBeyond(db: Executor, credentialId: number, keep: number): Promise<string[]> {
+  const last = await db.selectFrom('tokens').select(['created_at', 'token_hash']).where('credential_id', '=', credentialId)
+    .orderBy('created_at', 'desc').orderBy('token_hash', 'desc').offset(keep - 1).limit(1).executeTakeFirst();
+  if (!last) return [];
+  const deleted = await db.deleteFrom('tokens').where('credential_id', '=', credentialId)
+    .where((eb) => eb.or([eb('created_at', '<', last.created_at), eb.and([eb('created_at', '=', last.created_at), eb('token_hash', '<', last.token_hash)])]))
+    .returning('token_hash').execute();
+  return deleted.map((r) => r.token_hash);
+}
+
 export const deleteExpiredTokens = (db: Executor, nowIso: string) => db.deleteFrom('tokens').where('expires_at', '<', nowIso).executeTakeFirst();

@@ -1,7 +1,8 @@
 import type { DB } from '../db/database.ts';
 import * as repo from './credentials.repository.ts';
+import { Lru } from './lru.ts';
 import type { Scope } from './scopes.ts';
-import { constantTimeEqual, keyedHash, newAccessToken } from './secrets.ts';
+import { ACCESS_TOKEN_SHAPE, constantTimeEqual, keyedHash, newAccessToken } from './secrets.ts';
 
 export interface TokenGrant {
   credentialId: number;
@@ -10,14 +11,15 @@ export interface TokenGrant {
   expiresAt: number;
 }
 
-interface CacheEntry {
-  grant: TokenGrant | null;
-  checkedAt: number;
-}
-
 /** How long a node trusts what it read about a token; a disabled credential stops working within this time. */
 export const TOKEN_RECHECK_MS = 4000;
-const CACHE_MAX = 50_000;
+/** Live tokens a node remembers; each entry is a 43-character hash and a small grant (a few hundred bytes). */
+const POSITIVE_MAX = 50_000;
+/**
+ * Well-formed tokens found unknown, remembered so that a client retrying a revoked token does not cost a
+ * lookup per request; in a table of their own so that a flood of made-up tokens cannot evict live ones.
+ */
+const NEGATIVE_MAX = 10_000;
 const LAST_USED_PRECISION_MS = 60_000;
 
 export type ClientAuthResult =
@@ -26,15 +28,24 @@ export type ClientAuthResult =
 
 /**
  * Issues and verifies access tokens. Tokens are random; only their keyed hash is stored, in the database,
- * so they survive restarts and work on every node. Each node caches verifications briefly.
+ * so they survive restarts and work on every node. Each node caches verifications briefly, keyed by the
+ * hash: nothing a client sends is kept as it was sent, and a token that cannot be ours is refused unread.
  */
 export class TokenService {
-  private readonly cache = new Map<string, CacheEntry>();
+  private readonly live = new Lru<string, TokenGrant>(POSITIVE_MAX, TOKEN_RECHECK_MS);
+  private readonly unknown = new Lru<string, true>(NEGATIVE_MAX, TOKEN_RECHECK_MS);
+  /**
+   * Bumped by every revocation. A lookup that started before one may have read a token that is gone now;
+   * it answers what it read (the request raced the revocation) but does not cache it.
+   */
+  private epoch = 0;
 
   constructor(
     private readonly db: DB,
     private readonly key: string,
     private readonly ttlSeconds: number,
+    /** Live tokens one credential may hold; issuing one more deletes the oldest (0: no cap). */
+    private readonly maxLiveTokens = 0,
   ) {}
 
   async authenticateClient(clientId: string, clientSecret: string): Promise<ClientAuthResult> {
@@ -46,48 +57,68 @@ export class TokenService {
     return { ok: true, credential };
   }
 
+  /** A new token; beyond the credential's cap, its oldest tokens are deleted in the same transaction. */
   async issue(credentialId: number, scopes: Scope[]): Promise<{ token: string; expiresIn: number }> {
     const token = newAccessToken();
     const now = Date.now();
     const at = new Date(now).toISOString();
-    await this.db.transaction().execute(async (trx) => {
+    const { ttlSeconds, maxLiveTokens } = this;
+    const evicted = await this.db.transaction().execute(async (trx) => {
       await repo.insertToken(trx, {
         token_hash: keyedHash(this.key, token),
         credential_id: credentialId,
         scopes: scopes.join(' '),
-        expires_at: new Date(now + this.ttlSeconds * 1000).toISOString(),
+        expires_at: new Date(now + ttlSeconds * 1000).toISOString(),
         created_at: at,
       });
       // What the administrator sees as "last used": the last time the client obtained a token, to the minute.
       // Writing it on every issue made the credential's row a lock that parallel workers of one client queued on.
       await repo.touchLastUsed(trx, credentialId, at, new Date(now - LAST_USED_PRECISION_MS).toISOString());
+      return maxLiveTokens > 0 ? repo.deleteTokensBeyond(trx, credentialId, maxLiveTokens) : [];
     });
-    return { token, expiresIn: this.ttlSeconds };
+    if (evicted.length > 0) {
+      this.epoch++;
+      for (const hash of evicted) this.live.delete(hash);
+    }
+    return { token, expiresIn: ttlSeconds };
   }
 
   /**
    * Drops what this node cached about a credential's tokens, so that disabling, rotating, re-scoping or
-   * deleting it takes effect here at once; other nodes notice within TOKEN_RECHECK_MS.
+   * deleting it takes effect here at once; other nodes notice within TOKEN_RECHECK_MS. Call it after the
+   * change has committed.
    */
   forget(credentialId: number): void {
-    for (const [token, entry] of this.cache) if (entry.grant?.credentialId === credentialId) this.cache.delete(token);
+    this.epoch++;
+    this.live.deleteWhere((grant) => grant.credentialId === credentialId);
+    // A token refused while its credential was disabled may be valid again once it is enabled.
+    this.unknown.clear();
   }
 
-  /** The grant of a bearer token, or null when it is unknown, expired, or its credential is disabled or gone. */
+  /** The grant of a bearer token, or null when it is malformed, unknown, expired, or its credential is disabled or gone. */
   async verify(token: string): Promise<TokenGrant | null> {
+    if (!ACCESS_TOKEN_SHAPE.test(token)) return null;
     const now = Date.now();
-    const cached = this.cache.get(token);
-    if (cached && now - cached.checkedAt < TOKEN_RECHECK_MS) {
-      return cached.grant && cached.grant.expiresAt > now ? cached.grant : null;
-    }
-    const row = await repo.findToken(this.db, keyedHash(this.key, token));
+    const hash = keyedHash(this.key, token);
+    const cached = this.live.get(hash, now);
+    if (cached) return cached.expiresAt > now ? cached : null;
+    if (this.unknown.get(hash, now)) return null;
+    const epoch = this.epoch;
+    const row = await repo.findToken(this.db, hash);
     const grant: TokenGrant | null =
       row && row.enabled
         ? { credentialId: Number(row.credential_id), clientId: row.client_id, scopes: new Set(row.scopes.split(' ') as Scope[]), expiresAt: Date.parse(row.expires_at) }
         : null;
-    if (this.cache.size >= CACHE_MAX) this.cache.delete(this.cache.keys().next().value as string);
-    this.cache.set(token, { grant, checkedAt: now });
+    if (epoch === this.epoch) {
+      if (grant && grant.expiresAt > now) this.live.set(hash, grant, now);
+      else this.unknown.set(hash, true, now);
+    }
     return grant && grant.expiresAt > now ? grant : null;
+  }
+
+  /** How many verifications this node holds (for tests and metrics): both tables are bounded. */
+  cacheSize(): { live: number; unknown: number } {
+    return { live: this.live.size, unknown: this.unknown.size };
   }
 
   async pruneExpired(): Promise<number> {

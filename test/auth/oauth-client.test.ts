@@ -24,7 +24,7 @@ for (const dialect of await dialects()) {
       await seedStore(database.store, { products: 5, seed: 1 });
       const issued = await createCredential(database.store.db, await hashingKey(database.store.db), 'oauth library', ['products:read', 'orders:read']);
       client = { clientId: issued.clientId, clientSecret: issued.clientSecret };
-      config = loadConfig({ DATABASE_URL: database.url, HOST: '127.0.0.1', PORT: '0', ADMIN_TOKEN: 'admin', LOG_LEVEL: 'silent' }, {});
+      config = loadConfig({ DATABASE_URL: database.url, HOST: '127.0.0.1', PORT: '0', ADMIN_TOKEN: 'oauth-client-test-admin-token-0123456789', LOG_LEVEL: 'silent' }, {});
       server = await startServer(config, { logger: false });
     });
     after(async () => {

@@ -8,7 +8,14 @@ import type { Dialect } from '../../src/db/database.ts';
 import { seedStore, type SeedOptions } from '../../src/seed/seed.ts';
 import { createTestDatabase, type TestDatabase } from './databases.ts';
 
-export const ADMIN_TOKEN = 'test-admin-token';
+/** Long enough for the start-up check (MIN_ADMIN_TOKEN_LENGTH). */
+export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdefghij';
+
+/** Limits high enough that suites which mint many tokens or probe admin routes are not throttled (tests of the limits set their own). */
+const UNTHROTTLED = {
+  RATE_LIMIT_RPS: '100000', RATE_LIMIT_BURST: '100000', TOKEN_RATE_LIMIT_RPS: '100000', TOKEN_RATE_LIMIT_BURST: '100000',
+  TOKEN_ADDRESS_RATE_LIMIT_RPS: '100000', TOKEN_ADDRESS_RATE_LIMIT_BURST: '100000', ADMIN_FAILURE_RATE_LIMIT_RPS: '100000', ADMIN_FAILURE_RATE_LIMIT_BURST: '100000',
+};
 
 export interface TestApp {
   dialect: Dialect;
@@ -34,7 +41,7 @@ export interface TestAppOptions {
 export async function createTestApp(dialect: Dialect, options: TestAppOptions = {}): Promise<TestApp> {
   const database = await createTestDatabase(dialect);
   if (options.seed) await seedStore(database.store, options.seed);
-  const config = loadConfig({ DATABASE_URL: database.url, ADMIN_TOKEN, RATE_LIMIT_RPS: '100000', RATE_LIMIT_BURST: '100000', PUBLIC_URL: 'http://store.test', ...options.env }, {});
+  const config = loadConfig({ DATABASE_URL: database.url, ADMIN_TOKEN, ...UNTHROTTLED, PUBLIC_URL: 'http://store.test', ...options.env }, {});
   const ctx = await createContext(config, database.store);
   const app = await buildApp(ctx, { logger: false });
   await app.ready();

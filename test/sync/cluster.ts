@@ -11,7 +11,7 @@ import { FOLLOWED_COLLECTIONS, REQUIRED_SCOPES } from '../../src/sync/mirrors.ts
 import { readState } from '../../src/sync/state.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
 
-export const ADMIN = 'sync-test-admin';
+export const ADMIN = 'sync-test-admin-0123456789abcdefghijkl';
 export type Item = Record<string, unknown> & { id: number };
 
 /** A real store on loopback: its own database, a server on a port of its own, a read credential. */
@@ -51,7 +51,7 @@ export async function startInstance(dialect: Dialect, options: InstanceOptions =
   const follower = await createCredential(database.store.db, key, 'follower', REQUIRED_SCOPES as Scope[]);
   const reader = await createCredential(database.store.db, key, 'reader', ['products:read', 'categories:read', 'brands:read', 'product-parameters:read', 'product-filters:read', 'orders:read', 'changes:read']);
   const configFor = (port: number) => loadConfig({
-    DATABASE_URL: database.url, HOST: '127.0.0.1', PORT: String(port), ADMIN_TOKEN: ADMIN, RATE_LIMIT_RPS: '100000', RATE_LIMIT_BURST: '100000', LOG_LEVEL: 'silent', ...options.env,
+    DATABASE_URL: database.url, HOST: '127.0.0.1', PORT: String(port), ADMIN_TOKEN: ADMIN, RATE_LIMIT_RPS: '100000', RATE_LIMIT_BURST: '100000', TOKEN_RATE_LIMIT_RPS: '100000', TOKEN_RATE_LIMIT_BURST: '100000', TOKEN_ADDRESS_RATE_LIMIT_RPS: '100000', TOKEN_ADDRESS_RATE_LIMIT_BURST: '100000', LOG_LEVEL: 'silent', ...options.env,
   }, {});
   let server = await startServer(configFor(0), { logger: false });
   const port = Number(new URL(server.url).port);

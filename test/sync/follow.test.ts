@@ -112,7 +112,7 @@ for (const dialect of await dialects()) {
       assert.equal(status.body.source, main.url);
       assert.equal(status.body.phase, 'following');
       assert.equal(status.body.cursor, await mainHead(main));
-      const metrics = await fetch(`${follower.url}/admin/api/sync/metrics`, { headers: { authorization: 'Bearer sync-test-admin' } });
+      const metrics = await fetch(`${follower.url}/admin/api/sync/metrics`, { headers: { authorization: 'Bearer sync-test-admin-0123456789abcdefghijkl' } });
       assert.match(await metrics.text(), /^store_sync_lag_events 0$/m);
     });
 
