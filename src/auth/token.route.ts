@@ -2,8 +2,11 @@ import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
+import { AppError } from '../errors/app-error.ts';
 import type { Classified } from '../http/error-handler.ts';
 import { multipartFields } from '../http/multipart-fields.ts';
+import { addressKey } from '../ratelimit/address.ts';
+import { rateLimitHeaders, type Policy } from '../ratelimit/bucket.ts';
 import { isScope, type Scope } from './scopes.ts';
 
 type OAuthErrorCode = 'invalid_client' | 'invalid_request' | 'unsupported_grant_type' | 'invalid_scope' | 'invalid_grant';
@@ -35,6 +38,11 @@ export function shapeOAuthProblem(_request: FastifyRequest, reply: FastifyReply,
   if (problem.code === 'service_unavailable') {
     return reply.code(503).headers(problem.headers ?? {}).header('cache-control', 'no-store').type('application/json; charset=utf-8').send({ error: 'temporarily_unavailable', error_description: problem.detail });
   }
+  // Over a limit of this endpoint: 429 with Retry-After, and `slow_down`, the registered OAuth error for a
+  // client that asks the token endpoint too often (RFC 8628 §3.5).
+  if (problem.code === 'rate_limited') {
+    return reply.code(429).headers(problem.headers ?? {}).header('cache-control', 'no-store').header('pragma', 'no-cache').type('application/json; charset=utf-8').send({ error: 'slow_down', error_description: problem.detail });
+  }
   const description = problem.code === 'internal_error' ? problem.detail : `${problem.detail} Send application/x-www-form-urlencoded, multipart/form-data or application/json.`;
   return sendOAuthError(reply.type('application/json; charset=utf-8'), new OAuthError('invalid_request', description));
 }
@@ -60,6 +68,15 @@ function basicCredentials(header: string | undefined): { clientId: string; clien
     }
   };
   return { clientId: unescape(decoded.slice(0, colon)), clientSecret: unescape(decoded.slice(colon + 1)) };
+}
+
+/** Takes one request from `key`'s bucket of `policy` (shared by the nodes on PostgreSQL); over it, a 429 with Retry-After. */
+async function withinLimit(ctx: AppContext, policy: Policy, key: string, whose: string): Promise<void> {
+  const take = await ctx.buckets.take(`${policy.name}:${key}`, policy);
+  if (take.allowed) return;
+  throw new AppError('rate_limited', `Too many token requests ${whose}; retry in ${take.retryAfterSeconds} s.`, {
+    headers: { ...rateLimitHeaders(policy, take), 'retry-after': String(take.retryAfterSeconds) },
+  });
 }
 
 export async function tokenRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
@@ -93,11 +110,17 @@ export async function tokenRoutes(app: FastifyInstance, ctx: AppContext): Promis
         },
         400: oauthErrorSchema,
         401: oauthErrorSchema,
+        429: {
+          description: 'Too many token requests from this source address, or tokens issued to this client; retry after `Retry-After` seconds.',
+          type: 'object', required: ['error'], properties: { error: { type: 'string', enum: ['slow_down'] }, error_description: { type: 'string' } },
+        },
         503: { description: 'The database cannot be reached; retry after `Retry-After` seconds.', type: 'object', required: ['error'], properties: { error: { type: 'string', enum: ['temporarily_unavailable'] }, error_description: { type: 'string' } } },
       },
     },
     // The body is validated by hand below so that every failure has an RFC 6749 error code.
     validatorCompiler: () => () => true,
+    // Per source address first, before the body is even read: this is what a flood of requests meets.
+    onRequest: async (request) => withinLimit(ctx, ctx.policies.tokenAddress, addressKey(request.ip), 'from this address'),
     handler: async (request, reply) => {
       try {
         const body = (request.body ?? {}) as Record<string, unknown>;
@@ -116,6 +139,8 @@ export async function tokenRoutes(app: FastifyInstance, ctx: AppContext): Promis
 
         const auth = await ctx.tokens.authenticateClient(clientId, clientSecret);
         if (!auth.ok) throw new OAuthError('invalid_client', auth.reason, true);
+        // Per credential, once it is known: a client id that exists is the only key a client cannot invent.
+        await withinLimit(ctx, ctx.policies.token, String(auth.credential.id), 'for this client');
         const granted = auth.credential.scopes.split(' ').filter(Boolean) as Scope[];
 
         const requestedRaw = field(body, 'scope');

@@ -31,19 +31,45 @@ function describe(tokens: number, allowed: boolean, policy: Policy): Take {
   };
 }
 
-/** Buckets of one process: right for SQLite, where one node serves the store. */
+/**
+ * Buckets of one process: right for SQLite, where one node serves the store, and for per-node throttles.
+ * Keys may come from clients (source addresses), so the table is bounded: beyond `maxKeys` the least recently
+ * used bucket is dropped, which only gives that key a full bucket again (a client needs that many addresses
+ * in use at once to gain anything).
+ */
 export class MemoryBuckets implements BucketStore {
   private readonly buckets = new Map<string, { tokens: number; ts: number }>();
 
+  constructor(readonly maxKeys = 100_000) {}
+
+  get size(): number {
+    return this.buckets.size;
+  }
+
   async take(key: string, policy: Policy): Promise<Take> {
+    return this.takeNow(key, policy);
+  }
+
+  /** take(), synchronously. */
+  takeNow(key: string, policy: Policy): Take {
     const now = Date.now();
-    const bucket = this.buckets.get(key) ?? { tokens: policy.burst, ts: now };
-    const refilled = Math.min(policy.burst, bucket.tokens + ((now - bucket.ts) / 1000) * policy.rps);
-    const allowed = refilled >= 1;
-    bucket.tokens = allowed ? refilled - 1 : refilled;
-    bucket.ts = now;
-    this.buckets.set(key, bucket);
-    return describe(bucket.tokens, allowed, policy);
+    const tokens = this.refilled(key, policy, now);
+    const allowed = tokens >= 1;
+    this.buckets.delete(key);
+    this.buckets.set(key, { tokens: allowed ? tokens - 1 : tokens, ts: now });
+    if (this.buckets.size > this.maxKeys) this.buckets.delete(this.buckets.keys().next().value as string);
+    return describe(allowed ? tokens - 1 : tokens, allowed, policy);
+  }
+
+  /** Whether a take would be allowed now, without taking (and without remembering the key). */
+  peek(key: string, policy: Policy): Take {
+    const tokens = this.refilled(key, policy, Date.now());
+    return describe(tokens, tokens >= 1, policy);
+  }
+
+  private refilled(key: string, policy: Policy, now: number): number {
+    const bucket = this.buckets.get(key);
+    return bucket ? Math.min(policy.burst, bucket.tokens + ((now - bucket.ts) / 1000) * policy.rps) : policy.burst;
   }
 }
 
@@ -62,6 +88,13 @@ interface Lease {
 
 // An unspent lease is given back to nobody: it expires, so a node that went quiet does not hold tokens for long.
 const LEASE_MS = 1000;
+/**
+ * Keys may come from clients (source addresses), so rows of buckets idle for a day are deleted now and then.
+ * A bucket idle that long is full again under any policy that refills within a day, and a full bucket is
+ * what a missing row means.
+ */
+const IDLE_ROW_MS = 86_400_000;
+const PRUNE_EVERY_MS = 600_000;
 
 /**
  * Buckets in PostgreSQL, shared by every node of the store: one atomic upsert, timed by the database clock so
@@ -75,10 +108,12 @@ const LEASE_MS = 1000;
  */
 export class PostgresBuckets implements BucketStore {
   private readonly leases = new Map<string, Lease>();
+  private prunedAt = Date.now();
 
   constructor(private readonly store: Store) {}
 
   async take(key: string, policy: Policy): Promise<Take> {
+    this.pruneIdleRows();
     for (;;) {
       const lease = this.leases.get(key);
       if (lease && lease.tokens >= 1 && Date.now() - lease.takenAt < LEASE_MS) {
@@ -124,6 +159,19 @@ export class PostgresBuckets implements BucketStore {
       returning tokens, allowed`.execute(this.store.db);
     const row = result.rows[0];
     return { granted: Number(row.allowed), tokens: Number(row.tokens) };
+  }
+
+  private pruneIdleRows(): void {
+    if (Date.now() - this.prunedAt < PRUNE_EVERY_MS) return;
+    this.prunedAt = Date.now();
+    // Housekeeping only: when it fails (the database is away), the next round tries again.
+    this.pruneIdle().catch(() => {});
+  }
+
+  /** Deletes the rows of buckets idle for IDLE_ROW_MS; returns how many. */
+  async pruneIdle(): Promise<number> {
+    const result = await sql`delete from rate_buckets where ts < extract(epoch from clock_timestamp()) * 1000 - ${IDLE_ROW_MS}`.execute(this.store.db);
+    return Number(result.numAffectedRows ?? 0);
   }
 
   private forgetStale(): void {
