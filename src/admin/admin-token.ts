@@ -1,8 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { Executor } from '../db/database.ts';
-import { getSetting, setSetting } from '../db/settings.ts';
+import { ensureSetting } from '../db/settings.ts';
 import { constantTimeEqual, keyedHash, randomSecret } from '../auth/secrets.ts';
 import { AppError } from '../errors/app-error.ts';
+import { errorResponses } from '../listing/routes.ts';
+import { addressKey } from '../ratelimit/address.ts';
+import { MemoryBuckets, type Policy } from '../ratelimit/bucket.ts';
 
 const SETTING = 'admin_token_hash';
 
@@ -12,20 +15,41 @@ const SETTING = 'admin_token_hash';
  */
 export async function ensureAdminToken(db: Executor, key: string, configured: string | undefined): Promise<{ hash: string; generated?: string }> {
   if (configured) return { hash: keyedHash(key, configured) };
-  const stored = await getSetting(db, SETTING);
-  if (stored) return { hash: stored };
-  const token = randomSecret('sda_admin_');
-  const hash = keyedHash(key, token);
-  await setSetting(db, SETTING, hash);
-  return { hash, generated: token };
+  // Nodes starting together on one database each make a token; only the one whose insert wins keeps (and prints) it.
+  let token = '';
+  const { value, created } = await ensureSetting(db, SETTING, () => keyedHash(key, (token = randomSecret('sda_admin_'))));
+  return created ? { hash: value, generated: token } : { hash: value };
 }
 
-export function addAdminGuard(app: FastifyInstance, key: string, hash: () => string | undefined): void {
+/** Source addresses whose failed attempts a node remembers at most (each a few dozen bytes). */
+const THROTTLED_ADDRESSES = 10_000;
+
+/**
+ * Guards the admin API: `Authorization: Bearer <ADMIN_TOKEN>`, compared as keyed hashes in constant time.
+ * Wrong tokens are throttled per source address (per node): once an address has used up `failures`, it gets
+ * 429 with Retry-After before its token is even looked at, so that guessing cannot go faster than the
+ * policy's rate. A request without any Authorization header is not a guess and costs nothing.
+ */
+export function addAdminGuard(app: FastifyInstance, key: string, hash: () => string | undefined, failures: Policy): void {
+  const throttle = new MemoryBuckets(THROTTLED_ADDRESSES);
+  app.addHook('onRoute', (route) => {
+    // Every admin operation can answer 429 now; the OpenAPI document says so.
+    const schema = (route.schema ??= {}) as { response?: Record<string | number, unknown> };
+    if (schema.response && !schema.response[429]) schema.response[429] = errorResponses(429)[429];
+  });
   app.addHook('onRequest', async (request) => {
-    const header = request.headers.authorization ?? '';
-    const match = /^Bearer +(\S+) *$/i.exec(header);
+    const address = addressKey(request.ip);
+    const blocked = throttle.peek(address, failures);
+    if (!blocked.allowed) {
+      throw new AppError('rate_limited', `Too many wrong admin tokens from this address; retry in ${blocked.retryAfterSeconds} s.`, {
+        headers: { 'retry-after': String(blocked.retryAfterSeconds) },
+      });
+    }
+    const header = request.headers.authorization;
+    const match = /^Bearer +(\S+) *$/i.exec(header ?? '');
     const expected = hash();
     if (!match || !expected || !constantTimeEqual(keyedHash(key, match[1]), expected)) {
+      if (header) throttle.takeNow(address, failures);
       throw new AppError('invalid_token', 'The admin API needs Authorization: Bearer <ADMIN_TOKEN>.', {
         headers: { 'www-authenticate': 'Bearer realm="store-api-admin", error="invalid_token"' },
       });

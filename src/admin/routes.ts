@@ -46,7 +46,7 @@ function writeRoutes(app: FastifyInstance, ctx: AppContext, w: WritableResource)
 }
 
 export async function adminRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
-  addAdminGuard(app, ctx.hashKey, () => ctx.admin.hash);
+  addAdminGuard(app, ctx.hashKey, () => ctx.admin.hash, { name: 'admin-failures', ...ctx.config.adminFailureLimit });
   // The admin API speaks JSON only; Fastify's default text/plain parser would turn a stray body into a 400
   // about its shape instead of the 415 that says what is wrong.
   app.removeContentTypeParser('text/plain');

@@ -9,12 +9,18 @@ export async function setSetting(db: Executor, key: string, value: string): Prom
   await db.insertInto('settings').values({ key, value }).onConflict((oc) => oc.column('key').doUpdateSet({ value })).execute();
 }
 
-/** Reads a setting, creating it with `make()` if absent; concurrent nodes agree on the first one written. */
+/**
+ * Reads a setting, creating it with `make()` if absent. Concurrent nodes agree on the first one written, and
+ * exactly one of them learns that it created it: the insert itself decides (it returns a row only when it
+ * wrote one), rather than a comparison afterwards.
+ */
 export async function ensureSetting(db: Executor, key: string, make: () => string): Promise<{ value: string; created: boolean }> {
   const existing = await getSetting(db, key);
   if (existing !== undefined) return { value: existing, created: false };
   const value = make();
-  await db.insertInto('settings').values({ key, value }).onConflict((oc) => oc.column('key').doNothing()).execute();
-  const stored = (await getSetting(db, key))!;
-  return { value: stored, created: stored === value };
+  const inserted = await db.insertInto('settings').values({ key, value }).onConflict((oc) => oc.column('key').doNothing()).returning('value').executeTakeFirst();
+  if (inserted) return { value, created: true };
+  const stored = await getSetting(db, key);
+  if (stored === undefined) throw new Error(`Setting ${key} was neither inserted nor found`);
+  return { value: stored, created: false };
 }

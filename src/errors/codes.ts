@@ -16,7 +16,7 @@ export const PROBLEMS = {
   payload_too_large: { status: 413, title: 'Payload too large', description: 'The request body (or the prompt) exceeds the size limit.' },
   uri_too_long: { status: 414, title: 'URI too long', description: 'A path parameter is longer than 100 characters.' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type', description: 'The request body has a Content-Type this operation does not accept.' },
-  rate_limited: { status: 429, title: 'Too many requests', description: 'The credential used up its rate limit; retry after `Retry-After` seconds.' },
+  rate_limited: { status: 429, title: 'Too many requests', description: 'The credential used up its rate limit (on the admin API: the source address sent too many wrong admin tokens); retry after `Retry-After` seconds.' },
   headers_too_large: { status: 431, title: 'Request header fields too large', description: 'The request line and headers exceed 16 KiB together; the connection is closed.' },
   internal_error: { status: 500, title: 'Internal server error', description: 'A bug on our side. The `requestId` finds it in the logs.' },
   engine_failed: { status: 502, title: 'Text generation engine failed', description: 'The configured text generation engine returned an error.' },
