@@ -76,27 +76,39 @@ export async function getCredential(db: Executor, id: number): Promise<Credentia
   return toCredential(await mustFind(db, id));
 }
 
-/** Changes name, scopes or enabled state. Disabling revokes the credential's tokens at once. */
+/** Runs `work` in a transaction of its own, or in the caller's when `db` already is one. */
+const atomically = <T>(db: Executor, work: (trx: Executor) => Promise<T>): Promise<T> =>
+  db.isTransaction ? work(db) : db.transaction().execute(work);
+
+/**
+ * Changes name, scopes or enabled state. Disabling or re-scoping revokes the credential's tokens in the same
+ * transaction: no moment exists where the change is visible and wider tokens still live, nor the reverse.
+ * Callers drop cached verifications (TokenService.forget) after it returns, that is after the commit.
+ */
 export async function updateCredential(db: Executor, id: number, changes: { name?: string; scopes?: Scope[]; enabled?: boolean }): Promise<Credential> {
-  await mustFind(db, id);
-  await repo.updateCredential(db, id, {
-    ...(changes.name !== undefined ? { name: changes.name } : {}),
-    ...(changes.scopes !== undefined ? { scopes: changes.scopes.join(' ') } : {}),
-    ...(changes.enabled !== undefined ? { enabled: changes.enabled ? 1 : 0 } : {}),
-    updated_at: nowIso(),
+  return atomically(db, async (trx) => {
+    await mustFind(trx, id);
+    await repo.updateCredential(trx, id, {
+      ...(changes.name !== undefined ? { name: changes.name } : {}),
+      ...(changes.scopes !== undefined ? { scopes: changes.scopes.join(' ') } : {}),
+      ...(changes.enabled !== undefined ? { enabled: changes.enabled ? 1 : 0 } : {}),
+      updated_at: nowIso(),
+    });
+    // Tokens carry the scopes they were issued with; narrowing scopes or disabling must not leave wider tokens alive.
+    if (changes.enabled === false || changes.scopes !== undefined) await repo.deleteTokensOf(trx, id);
+    return getCredential(trx, id);
   });
-  // Tokens carry the scopes they were issued with; narrowing scopes or disabling must not leave wider tokens alive.
-  if (changes.enabled === false || changes.scopes !== undefined) await repo.deleteTokensOf(db, id);
-  return getCredential(db, id);
 }
 
-/** A new secret (shown once); the old secret and every token issued with it stop working. */
+/** A new secret (shown once); the old secret and every token issued with it stop working, in one transaction. */
 export async function rotateSecret(db: Executor, key: string, id: number): Promise<IssuedCredential> {
-  const row = await mustFind(db, id);
-  const clientSecret = newClientSecret();
-  await repo.updateCredential(db, id, { secret_hash: keyedHash(key, clientSecret), updated_at: nowIso() });
-  await repo.deleteTokensOf(db, id);
-  return { id, name: row.name, clientId: row.client_id, clientSecret, scopes: toCredential(row).scopes };
+  return atomically(db, async (trx) => {
+    const row = await mustFind(trx, id);
+    const clientSecret = newClientSecret();
+    await repo.updateCredential(trx, id, { secret_hash: keyedHash(key, clientSecret), updated_at: nowIso() });
+    await repo.deleteTokensOf(trx, id);
+    return { id, name: row.name, clientId: row.client_id, clientSecret, scopes: toCredential(row).scopes };
+  });
 }
 
 export async function deleteCredential(db: Executor, id: number): Promise<void> {
