@@ -15,8 +15,16 @@ function invalidToken(description: string): AppError {
 /**
  * Guards every route of the plugin it is added to: a valid bearer token (RFC 6750), the route's scope,
  * then the credential's rate limit, whose headers every answer carries.
+ *
+ * Refuse by default: a route that forgets to declare its scope would otherwise let any token through, so
+ * registering one fails (the server does not start). A route open to any valid token says `scope: null`.
  */
 export function addBearerGuard(app: FastifyInstance, ctx: AppContext): void {
+  app.addHook('onRoute', (route) => {
+    if (route.config?.scope === undefined) {
+      throw new Error(`${String(route.method)} ${route.url} declares no scope: set config.scope, or config.scope = null for any valid token`);
+    }
+  });
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     const header = request.headers.authorization;
     if (!header) throw invalidToken('Missing Authorization: Bearer token.');
@@ -27,7 +35,7 @@ export function addBearerGuard(app: FastifyInstance, ctx: AppContext): void {
     request.grant = grant;
 
     const scope = request.routeOptions.config.scope;
-    if (scope && !grant.scopes.has(scope)) {
+    if (scope !== null && !(scope && grant.scopes.has(scope))) {
       throw new AppError('insufficient_scope', `This operation needs the scope "${scope}".`, {
         headers: { 'www-authenticate': `Bearer ${REALM}, error="insufficient_scope", scope="${scope}"` },
       });
