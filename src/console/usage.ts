@@ -8,6 +8,13 @@ const HOUR_MS = 3_600_000;
 /** Rows written per statement. */
 const CHUNK = 500;
 
+interface Count {
+  requests: number;
+  rateLimited: number;
+  /** The last request, ms since the epoch. */
+  last: number;
+}
+
 /** The hour an instant falls in, as its ISO timestamp truncated to the hour (how usage rows are keyed). */
 export const hourOf = (ms: number): string => new Date(Math.floor(ms / HOUR_MS) * HOUR_MS).toISOString();
 
@@ -19,25 +26,26 @@ export const hourOf = (ms: number): string => new Date(Math.floor(ms / HOUR_MS) 
  * (at most one flush interval's worth: these are statistics, not billing).
  */
 export class UsageCounter {
-  private pending = new Map<string, CredentialUsageTable>();
+  /** Counts by hour (its start, ms) and credential; numbers only, so that counting a request allocates nothing. */
+  private pending = new Map<number, Map<number, Count>>();
   private flushing: Promise<void> = Promise.resolve();
 
+  /** (credential, hour) entries waiting to be written. */
   get size(): number {
-    return this.pending.size;
+    let n = 0;
+    for (const hour of this.pending.values()) n += hour.size;
+    return n;
   }
 
   count(credentialId: number, rateLimited: boolean, now = Date.now()): void {
-    const hour = hourOf(now);
-    const key = `${credentialId}|${hour}`;
-    const at = new Date(now).toISOString();
-    const row = this.pending.get(key);
-    if (row) {
-      row.requests += 1;
-      row.rate_limited += rateLimited ? 1 : 0;
-      if (at > row.last_request_at) row.last_request_at = at;
-    } else {
-      this.pending.set(key, { credential_id: credentialId, hour, requests: 1, rate_limited: rateLimited ? 1 : 0, last_request_at: at });
-    }
+    const hourStart = Math.floor(now / HOUR_MS) * HOUR_MS;
+    let hour = this.pending.get(hourStart);
+    if (!hour) this.pending.set(hourStart, (hour = new Map()));
+    const c = hour.get(credentialId);
+    if (!c) return void hour.set(credentialId, { requests: 1, rateLimited: rateLimited ? 1 : 0, last: now });
+    c.requests += 1;
+    if (rateLimited) c.rateLimited += 1;
+    if (now > c.last) c.last = now;
   }
 
   /** Writes what was counted since the last flush; flushes run one after another, never two at once. */
@@ -49,26 +57,31 @@ export class UsageCounter {
 
   private async write(db: Executor): Promise<void> {
     if (this.pending.size === 0) return;
-    const rows = [...this.pending.values()];
+    const taken = this.pending;
     this.pending = new Map();
+    const rows: Array<{ hourStart: number; credentialId: number; c: Count }> = [];
+    for (const [hourStart, hour] of taken) for (const [credentialId, c] of hour) rows.push({ hourStart, credentialId, c });
     for (let i = 0; i < rows.length; i += CHUNK) {
       try {
-        await addUsage(db, rows.slice(i, i + CHUNK));
+        await addUsage(db, rows.slice(i, i + CHUNK).map(({ hourStart, credentialId, c }): CredentialUsageTable => ({
+          credential_id: credentialId, hour: new Date(hourStart).toISOString(), requests: c.requests, rate_limited: c.rateLimited, last_request_at: new Date(c.last).toISOString(),
+        })));
       } catch (error) {
         // What was not written goes back, added to whatever was counted meanwhile.
-        for (const row of rows.slice(i)) this.putBack(row);
+        for (const { hourStart, credentialId, c } of rows.slice(i)) this.putBack(hourStart, credentialId, c);
         throw error;
       }
     }
   }
 
-  private putBack(row: CredentialUsageTable): void {
-    const key = `${row.credential_id}|${row.hour}`;
-    const now = this.pending.get(key);
-    if (!now) return void this.pending.set(key, row);
-    now.requests += row.requests;
-    now.rate_limited += row.rate_limited;
-    if (row.last_request_at > now.last_request_at) now.last_request_at = row.last_request_at;
+  private putBack(hourStart: number, credentialId: number, back: Count): void {
+    let hour = this.pending.get(hourStart);
+    if (!hour) this.pending.set(hourStart, (hour = new Map()));
+    const c = hour.get(credentialId);
+    if (!c) return void hour.set(credentialId, back);
+    c.requests += back.requests;
+    c.rateLimited += back.rateLimited;
+    if (back.last > c.last) c.last = back.last;
   }
 }
 
@@ -84,8 +97,10 @@ export function usageOf(ctx: AppContext): UsageCounter {
 /** Counts every answered request of the plugin it is added to (/api/v2) that carried a valid token, and its 429s. */
 export function countUsage(api: FastifyInstance, ctx: AppContext): void {
   const counter = usageOf(ctx);
-  api.addHook('onResponse', async (request, reply) => {
+  // A callback hook, not an async one: the busiest path of the service should not allocate a promise for this.
+  api.addHook('onResponse', (request, reply, done) => {
     if (request.grant) counter.count(request.grant.credentialId, reply.statusCode === 429);
+    done();
   });
 }
 
