@@ -17,7 +17,7 @@ export interface WriteContext {
   stage?: EventStage;
 }
 
-/** The events of a bulk write so far: how many, and (PostgreSQL) those not yet moved to the staging table. */
+/** The events of a bulk write so far: how many, and those not yet moved on (to the staging table or the log). */
 export interface EventStage {
   count: number;
   buffer: NewEvent[];
@@ -35,11 +35,9 @@ export async function recordEvents(w: WriteContext, events: NewEvent[]): Promise
   if (events.length === 0) return;
   if (w.stage) {
     w.stage.count += events.length;
-    if (w.dialect === 'postgres') {
-      w.stage.buffer.push(...events);
-      if (w.stage.buffer.length >= BATCH) await moveToStage(w, w.stage);
-      return;
-    }
+    w.stage.buffer.push(...events);
+    if (w.stage.buffer.length >= BATCH) await moveToStage(w, w.stage);
+    return;
   }
   if (w.dialect === 'postgres') {
     await sql`select pg_advisory_xact_lock(${EVENT_LOCK})`.execute(w.trx);
@@ -57,9 +55,14 @@ const rowOf = (w: WriteContext, e: NewEvent) => ({ type: e.type, resource: e.res
 // The payload names the schema, so that stores sharing one database (tests do) wake only their own listeners.
 const notify = (w: WriteContext) => sql`select pg_notify('store_events', current_schema())`.execute(w.trx);
 
+/** Empties the buffer of a bulk write: into the staging table (PostgreSQL), or straight into the log (SQLite). */
 async function moveToStage(w: WriteContext, stage: EventStage): Promise<void> {
   if (stage.buffer.length === 0) return;
   const rows = stage.buffer.splice(0).map((e) => rowOf(w, e));
+  if (w.dialect !== 'postgres') {
+    await w.trx.insertInto('events').values(rows).execute();
+    return;
+  }
   // The staging table is not in the typed schema: a temporary table of this transaction only.
   const values = rows.map((r) => sql`(${r.type}, ${r.resource}, ${r.resource_id}, ${r.occurred_at}, ${r.data})`);
   await sql`insert into pg_temp.staged_events (type, resource, resource_id, occurred_at, data) values ${sql.join(values)}`.execute(w.trx);
@@ -72,7 +75,7 @@ async function moveToStage(w: WriteContext, stage: EventStage): Promise<void> {
  * too. So the events go to a temporary table of the transaction as they come, and publishStagedEvents moves
  * them into the log at the very end, under the lock, in one statement, right before the commit. Commit order
  * is still `seq` order, and the events still commit or vanish with the rows. SQLite has one writer, which the
- * bulk write holds from its first statement anyway: its events are recorded as they come.
+ * bulk write holds from its first statement anyway: its events go straight into the log, 500 at a time.
  */
 export async function stageEvents(w: WriteContext): Promise<WriteContext> {
   if (w.dialect === 'postgres') {
@@ -85,7 +88,8 @@ export async function stageEvents(w: WriteContext): Promise<WriteContext> {
 export async function publishStagedEvents(w: WriteContext): Promise<number> {
   const stage = w.stage;
   if (!stage) throw new Error('publishStagedEvents needs a context from stageEvents');
-  if (w.dialect === 'postgres' && stage.count > 0) {
+  if (w.dialect !== 'postgres') await moveToStage(w, stage);
+  else if (stage.count > 0) {
     await moveToStage(w, stage);
     await sql`select pg_advisory_xact_lock(${EVENT_LOCK})`.execute(w.trx);
     await sql`insert into events (type, resource, resource_id, occurred_at, data) select type, resource, resource_id, occurred_at, data from pg_temp.staged_events order by ord`.execute(w.trx);
