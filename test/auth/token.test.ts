@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { dialects } from '../helpers/databases.ts';
+import { insertToken } from '../../src/auth/credentials.repository.ts';
 import { createCredential } from '../../src/auth/credentials.service.ts';
+import { keyedHash } from '../../src/auth/secrets.ts';
 
 for (const dialect of await dialects()) {
   describe(`POST /oauth/token (${dialect})`, () => {
@@ -68,6 +71,21 @@ for (const dialect of await dialects()) {
       const broken = await post('{"grant_type":', { 'content-type': 'application/json' });
       assert.equal(broken.statusCode, 400);
       assert.equal(broken.json().error, 'invalid_request');
+    });
+
+    it('refuses a well-formed token whose two hours are over, on a node that cached it while it was valid too', async () => {
+      const issued = await createCredential(t.database.store.db, t.ctx.hashKey, 'expiring', ['brands:read']);
+      const token = `sdt_${randomBytes(32).toString('base64url')}`;
+      const expiresAt = Date.now() + 1500;
+      await insertToken(t.database.store.db, {
+        token_hash: keyedHash(t.ctx.hashKey, token), credential_id: issued.id, scopes: 'brands:read',
+        expires_at: new Date(expiresAt).toISOString(), created_at: new Date(expiresAt - 7_200_000).toISOString(),
+      });
+      assert.equal((await t.get('/api/v2/brands', token)).statusCode, 200);
+      await new Promise((r) => setTimeout(r, Math.max(0, expiresAt - Date.now()) + 50));
+      const res = await t.get('/api/v2/brands', token);
+      assert.equal(res.statusCode, 401);
+      assert.match(String(res.headers['www-authenticate']), /invalid_token/);
     });
 
     it('stops tokens of a disabled credential', async () => {
