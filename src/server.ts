@@ -4,23 +4,7 @@ import type { Config } from './config.ts';
 import { createContext, type AppContext } from './context.ts';
 import { openStore, type Store } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
-import { eventStarters } from './events/starters.ts';
-import { startSyncFollower } from './sync/starter.ts';
-import { startConsoleHousekeeping } from './console/housekeeping.ts';
-
-/** Something that runs beside the HTTP server (webhook delivery, sync follower, pruning) and stops with it. */
-export interface BackgroundTask {
-  name: string;
-  stop(): Promise<void>;
-}
-
-export type BackgroundStarter = (ctx: AppContext) => Promise<BackgroundTask | undefined>;
-
-/** Registered by features that run in the background; `startServer` starts each after the app listens. */
-export const backgroundStarters: BackgroundStarter[] = [];
-backgroundStarters.push(...eventStarters);
-backgroundStarters.push(startSyncFollower);
-backgroundStarters.push(startConsoleHousekeeping);
+import { startBackground, stopBackground } from './background/starters.ts';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -40,20 +24,19 @@ export async function startServer(config: Config, options: { logger?: boolean | 
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-  const tasks: BackgroundTask[] = [];
-  for (const start of backgroundStarters) {
-    const task = await start(ctx);
-    if (task) tasks.push(task);
-  }
-  const prune = setInterval(() => void ctx.tokens.pruneExpired().catch((err: unknown) => ctx.log?.warn({ err }, 'token pruning failed')), 3_600_000);
-  prune.unref();
+  // Background work starts once the app listens (src/background/starters.ts lists it); if some cannot start,
+  // what did start has been stopped, and the server is taken down again rather than left half running.
+  const tasks = await startBackground(ctx).catch(async (err: unknown) => {
+    await app.close();
+    await store.close();
+    throw err;
+  });
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
-      clearInterval(prune);
       // Stop taking requests and finish those in flight, then stop background work, then the database.
       await app.close();
-      for (const task of tasks.reverse()) await task.stop().catch((err: unknown) => ctx.log?.error({ err, task: task.name }, 'background task did not stop cleanly'));
+      await stopBackground(ctx, tasks);
       await store.close();
     })());
   return { app, ctx, store, url, stop };

@@ -1,4 +1,4 @@
-import type { BackgroundStarter } from '../server.ts';
+import type { BackgroundStarter } from '../background/task.ts';
 import { pruneSessions } from './session.ts';
 import { pruneUsage, usageOf } from './usage.ts';
 

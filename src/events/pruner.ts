@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.ts';
-import type { BackgroundStarter } from '../server.ts';
+import type { BackgroundStarter } from '../background/task.ts';
 import { pruneEvents } from './feed.ts';
 import { pruneDeliveries } from './webhooks/outbox.ts';
 

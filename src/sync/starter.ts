@@ -1,6 +1,6 @@
 import { ConfigError } from '../config.ts';
 import type { AppContext } from '../context.ts';
-import type { BackgroundStarter } from '../server.ts';
+import type { BackgroundStarter } from '../background/task.ts';
 import type { SyncLog } from './client.ts';
 import { runSync } from './follower.ts';
 import { FOLLOWED_COLLECTIONS } from './mirrors.ts';

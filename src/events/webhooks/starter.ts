@@ -1,6 +1,5 @@
-import type { BackgroundStarter } from '../server.ts';
-import { startEventPruner } from './pruner.ts';
-import { WebhookDispatcher } from './webhooks/dispatcher.ts';
+import type { BackgroundStarter } from '../../background/task.ts';
+import { WebhookDispatcher } from './dispatcher.ts';
 
 /** Delivers webhooks beside the server on every node; nodes share the work through the database. */
 export const startWebhookDispatcher: BackgroundStarter = async (ctx) => {
@@ -8,6 +7,3 @@ export const startWebhookDispatcher: BackgroundStarter = async (ctx) => {
   dispatcher.start();
   return { name: 'webhook-dispatcher', stop: () => dispatcher.stop() };
 };
-
-/** What the event log runs beside the server; server.ts adds these to its background starters. */
-export const eventStarters: BackgroundStarter[] = [startEventPruner, startWebhookDispatcher];
