@@ -3,7 +3,7 @@ import type { Executor } from '../db/database.ts';
 import { ensureSetting } from '../db/settings.ts';
 import { constantTimeEqual, keyedHash, randomSecret } from '../auth/secrets.ts';
 import { AppError } from '../errors/app-error.ts';
-import { errorResponses } from '../listing/routes.ts';
+import { errorResponses } from '../http/responses.ts';
 import { addressKey } from '../ratelimit/address.ts';
 import { MemoryBuckets, type Policy } from '../ratelimit/bucket.ts';
 

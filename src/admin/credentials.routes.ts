@@ -2,14 +2,15 @@ import type { FastifyInstance } from 'fastify';
 import { ALL_SCOPES, type Scope } from '../auth/scopes.ts';
 import * as service from '../auth/credentials.service.ts';
 import type { AppContext } from '../context.ts';
-import { errorResponses } from '../listing/routes.ts';
+import { errorResponses } from '../http/responses.ts';
+import { ID_BOUNDS } from '../modules/common-fields.ts';
 import { tags, security, idParams } from './route-schemas.ts';
 
 const credentialSchema = {
   type: 'object',
   required: ['id', 'name', 'clientId', 'scopes', 'enabled', 'createdAt', 'updatedAt', 'lastUsedAt'],
   properties: {
-    id: { type: 'integer' }, name: { type: 'string' }, clientId: { type: 'string' },
+    id: { type: 'integer', ...ID_BOUNDS }, name: { type: 'string' }, clientId: { type: 'string' },
     scopes: { type: 'array', items: { type: 'string', enum: ALL_SCOPES } }, enabled: { type: 'boolean' },
     createdAt: { type: 'string', format: 'date-time' }, updatedAt: { type: 'string', format: 'date-time' }, lastUsedAt: { type: ['string', 'null'], format: 'date-time', description: 'When the credential last obtained a token.' },
   },
@@ -17,7 +18,7 @@ const credentialSchema = {
 const issuedSchema = {
   type: 'object',
   required: ['id', 'name', 'clientId', 'clientSecret', 'scopes'],
-  properties: { id: { type: 'integer' }, name: { type: 'string' }, clientId: { type: 'string' }, clientSecret: { type: 'string', description: 'Shown only now; stored as a hash.' }, scopes: { type: 'array', items: { type: 'string' } } },
+  properties: { id: { type: 'integer', ...ID_BOUNDS }, name: { type: 'string' }, clientId: { type: 'string' }, clientSecret: { type: 'string', description: 'Shown only now; stored as a hash.' }, scopes: { type: 'array', items: { type: 'string' } } },
 };
 const scopesInput = { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', enum: ALL_SCOPES } };
 

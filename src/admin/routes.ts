@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { AppError } from '../errors/app-error.ts';
-import { errorResponses } from '../listing/routes.ts';
+import { errorResponses } from '../http/responses.ts';
 import { itemSchemaId } from '../listing/schemas.ts';
 import { WRITERS } from '../modules/writers.ts';
 import { createItem, deleteItem, inTransaction, updateItem, type Input, type WritableResource } from '../modules/writer.ts';

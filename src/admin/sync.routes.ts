@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
-import { errorResponses } from '../listing/routes.ts';
+import { errorResponses } from '../http/responses.ts';
 import { syncMetrics, syncStatus } from '../sync/status.ts';
 import { tags, security } from './route-schemas.ts';
 

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { AppError, notFound } from '../errors/app-error.ts';
 import { problemBody } from '../http/problem.ts';
-import { errorResponses } from '../listing/routes.ts';
+import { errorResponses } from '../http/responses.ts';
 import type { GenerateInput, GenerationEnd, TextEngine } from './engine.ts';
 import { createEngine } from './engines/index.ts';
 import { loadProductFacts } from './product-context.ts';
