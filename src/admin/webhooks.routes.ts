@@ -4,8 +4,12 @@ import { errorResponses } from '../listing/routes.ts';
 import { DELIVERY_STATUSES, getDelivery, listDeliveries, replay, type DeliveryStatus, type ReplayRequest } from '../events/webhooks/deliveries.ts';
 import { EVENT_TYPES, MAX_PATTERNS, PATTERN } from '../events/webhooks/patterns.ts';
 import * as service from '../events/webhooks/subscriptions.ts';
+import { ID_BOUNDS } from '../modules/common-fields.ts';
 import { tags, security, idParams } from './route-schemas.ts';
 const nullableString = { type: ['string', 'null'] };
+const id = { type: 'integer', ...ID_BOUNDS };
+/** A delivery by id or by message id: an id beyond JSON's exact integers (or a NUL) can name none, and is refused. */
+const deliveryRef = { type: 'string', pattern: '^(?:[0-9]{1,15}|msg_[A-Za-z0-9_-]{1,100})$', description: 'Delivery id or message id (msg_…).' };
 const dateTime = { type: 'string', format: 'date-time' };
 
 const eventsInput = {
@@ -15,7 +19,7 @@ const eventsInput = {
 };
 
 const webhookProperties = {
-  id: { type: 'integer' },
+  id,
   url: { type: 'string' },
   events: { type: 'array', items: { type: 'string' } },
   description: nullableString,
@@ -34,10 +38,10 @@ const withSecretSchema = {
 };
 
 const deliveryProperties = {
-  id: { type: 'integer' },
+  id,
   messageId: { type: 'string', description: 'The `webhook-id` header, the same on every attempt.' },
-  webhookId: { type: 'integer' },
-  eventSeq: { type: 'integer' },
+  webhookId: id,
+  eventSeq: id,
   eventType: { type: 'string' },
   status: { type: 'string', enum: [...DELIVERY_STATUSES] },
   attempts: { type: 'integer' },
@@ -134,7 +138,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
   app.get('/webhooks/:id/deliveries/:delivery', {
     schema: {
       tags, security, summary: 'One delivery with every attempt',
-      params: { type: 'object', required: ['id', 'delivery'], properties: { id: { type: 'integer', minimum: 1 }, delivery: { type: 'string', description: 'Delivery id or message id (msg_…).' } } },
+      params: { type: 'object', required: ['id', 'delivery'], properties: { id, delivery: deliveryRef } },
       response: { 200: { type: 'object', required: [...Object.keys(deliveryProperties), 'attemptLog'], properties: { ...deliveryProperties, attemptLog: { type: 'array', items: attemptSchema } } }, ...errorResponses(401, 404) },
     },
     handler: async (request) => {
@@ -148,7 +152,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
       tags, security, summary: 'Send deliveries again (same webhook-id)',
       description: 'Without a body: every failed delivery. `delivery`: that one (id or msg_…). `since`: every matching event since then, sent before or not. A disabled subscription keeps them until it is enabled.',
       params: idParams,
-      body: { type: ['object', 'null'], additionalProperties: false, properties: { delivery: { type: 'string', minLength: 1 }, since: { type: 'string', format: 'date-time' } } },
+      body: { type: ['object', 'null'], additionalProperties: false, properties: { delivery: deliveryRef, since: { type: 'string', format: 'date-time' } } },
       response: { 200: { type: 'object', required: ['queued'], properties: { queued: { type: 'integer' } } }, ...errorResponses(400, 401, 404) },
     },
     handler: async (request) => {

@@ -1,4 +1,5 @@
 import { PROBLEMS } from '../errors/codes.ts';
+import { ID_BOUNDS } from '../modules/common-fields.ts';
 import { ENGINE_NAMES, TASKS, type Task } from './engine.ts';
 import { SEO_DESCRIPTION_MAX, SEO_TITLE_MAX } from './prompt.ts';
 
@@ -27,7 +28,7 @@ export const generateBodySchema = {
       enum: TASKS,
       description: `\`seo-title\` is at most ${SEO_TITLE_MAX} characters and \`seo-description\` at most ${SEO_DESCRIPTION_MAX} with the built-in engine (LLM engines are asked for the same). \`translate\` needs \`text\`.`,
     },
-    productId: { type: 'integer', minimum: 1, description: 'The product to write about.' },
+    productId: { type: 'integer', ...ID_BOUNDS, description: 'The product to write about.' },
     text: { type: 'string', minLength: 1, description: 'The text to translate or summarise.' },
     language: {
       type: 'string',

@@ -3,6 +3,7 @@ import type { Scope } from '../auth/scopes.ts';
 import type { AppContext } from '../context.ts';
 import { AppError } from '../errors/app-error.ts';
 import { errorResponses } from '../listing/routes.ts';
+import { ID_BOUNDS } from '../modules/common-fields.ts';
 import { RESOURCES } from '../modules/registry.ts';
 import { prunedThrough, readEvents, type StoredEvent } from './feed.ts';
 import { headSeq } from './log.ts';
@@ -22,10 +23,10 @@ const changeSchema = {
   type: 'object',
   required: ['seq', 'type', 'resource', 'resourceId', 'occurredAt', 'data'],
   properties: {
-    seq: { type: 'integer', minimum: 1, description: 'Position in the log; grows strictly, with gaps.' },
+    seq: { type: 'integer', ...ID_BOUNDS, description: 'Position in the log; grows strictly, with gaps.' },
     type: { type: 'string', examples: ['product.updated', 'order.status_changed'], description: '`<resource>.created|updated|deleted`, and `order.status_changed` beside `order.updated`.' },
     resource: { type: 'string', enum: RESOURCES.map((r) => r.event) },
-    resourceId: { type: 'integer', minimum: 1 },
+    resourceId: { type: 'integer', ...ID_BOUNDS },
     occurredAt: { type: 'string', format: 'date-time' },
     data: { type: 'object', additionalProperties: true, description: 'The item as it then was; `{ "id" }` for `.deleted`; an order with `previousStatus` for `order.status_changed`.' },
   },
@@ -35,7 +36,7 @@ const querySchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    after: { type: 'integer', minimum: 0, description: 'Return events with a greater `seq` (default 0: from the oldest kept).' },
+    after: { type: 'integer', minimum: 0, maximum: ID_BOUNDS.maximum, description: 'Return events with a greater `seq` (default 0: from the oldest kept).' },
     cursor: { type: 'string', pattern: '^[0-9]{1,15}$', description: 'Same as `after` (the `nextCursor` of the previous page), for generic pagination clients.' },
     limit: { type: 'integer', minimum: 1, maximum: CHANGES_MAX_LIMIT, description: `Page size, 1 to ${CHANGES_MAX_LIMIT} (default ${CHANGES_DEFAULT_LIMIT}).` },
     wait: { type: 'number', minimum: 0, maximum: MAX_WAIT_SECONDS, description: `Long-poll: when no event is newer than \`after\`, wait up to this many seconds (0 to ${MAX_WAIT_SECONDS}) for one before answering.` },

@@ -69,12 +69,13 @@ function nulPath(value: unknown, path: string, depth = 0): string | undefined {
  * - Ajv's coercion reads `limit=1e2` as 100 and `limit=0x10` as 16, and path ids beyond 2^53 as rounded
  *   numbers that PostgreSQL refuses; integer query and path parameters must be plain decimal digits of a
  *   safe integer.
- * - PostgreSQL cannot store a NUL character in text and fails the whole statement; a NUL in a query value
- *   or a body string is refused up front as bad input (SQLite would store it, but the API must not differ).
+ * - PostgreSQL cannot store a NUL character in text and fails the whole statement; a NUL in a path or query
+ *   value or a body string is refused up front as bad input (SQLite would store it, but the API must not differ).
  */
 export function addInputGuards(app: FastifyInstance): void {
   app.addHook('preValidation', async (request) => {
-    for (const [name, value] of Object.entries((request.query ?? {}) as Record<string, unknown>)) {
+    // Path segments too: `/deliveries/%00` decodes to a NUL that would reach a text column.
+    for (const [name, value] of [...Object.entries((request.params ?? {}) as Record<string, unknown>), ...Object.entries((request.query ?? {}) as Record<string, unknown>)]) {
       if ((Array.isArray(value) ? value : [value]).some((v) => typeof v === 'string' && v.includes('\u0000'))) {
         throw invalidParameter(name, 'must not contain a NUL character');
       }

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { notFound } from '../errors/app-error.ts';
+import { ID_BOUNDS } from '../modules/common-fields.ts';
 import { filteredQuery, getOne, listPage, plan, type ListRequest } from './engine.ts';
 import { listResponseContent, exportColumnsTable } from './formats/docs.ts';
 import { chooseFormat, FORMATS } from './formats/negotiate.ts';
@@ -115,7 +116,7 @@ export function registerResourceRoutes(app: FastifyInstance, ctx: AppContext, de
       summary: `Get one ${def.title.toLowerCase()}`,
       description: `Needs scope \`${def.scope}\`. JSON only (CSV and XLSX are for listings): an \`Accept\` that excludes \`application/json\` gets \`406\`.`,
       security: [{ oauth2: [def.scope] }],
-      params: { type: 'object', required: ['id'], properties: { id: { type: 'integer', minimum: 1, description: 'Positive integer id.' } } },
+      params: { type: 'object', required: ['id'], properties: { id: { type: 'integer', ...ID_BOUNDS, description: 'Positive integer id.' } } },
       response: { 200: ref, ...errorResponses(400, 401, 403, 404, 406, 429) },
     },
     onSend: async (_request, reply) => {

@@ -1,6 +1,7 @@
 import { DEFAULT_LIMIT, MAX_LIMIT, sortsOf } from './engine.ts';
 import { CSV_DELIMITERS } from './formats/csv.ts';
 import { FORMAT_NAMES } from './formats/negotiate.ts';
+import { ID_BOUNDS } from '../modules/common-fields.ts';
 import type { Field, JsonSchema, ResourceDef } from './resource.ts';
 
 /** A decimal string with two places: how money appears in every answer (the export formats recognise it by this pattern). */
@@ -11,7 +12,7 @@ export function fieldSchema(f: Field): JsonSchema {
   let s: JsonSchema;
   switch (f.type) {
     case 'id':
-      s = { type: 'integer', minimum: 1 };
+      s = { type: 'integer', ...ID_BOUNDS };
       break;
     case 'integer':
       s = { type: 'integer' };
