@@ -8,11 +8,11 @@ import { hashingKey } from '../../src/auth/credentials.service.ts';
 import { openSqliteConnection, openStore, type Store } from '../../src/db/database.ts';
 import { cursorAfter, decodeRows, orderedQuery, plan, selectFields, type ListPlan } from '../../src/listing/engine.ts';
 import type { Row } from '../../src/listing/resource.ts';
-import { resourceByCollection } from '../../src/modules/registry.ts';
+import { appRegistry } from '../../src/modules/registry.ts';
 import { CASES_FILE_ENV, type BenchCase, type CasesFile } from '../lib/cases.ts';
 
 const file = JSON.parse(readFileSync(process.env[CASES_FILE_ENV]!, 'utf8')) as CasesFile;
-const def = resourceByCollection.get(file.collection)!;
+const def = appRegistry().byCollection.get(file.collection)!;
 const url = process.env.DATABASE_URL!;
 
 interface Compiled {

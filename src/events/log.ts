@@ -15,6 +15,8 @@ export interface WriteContext {
   now: string;
   /** Set for a bulk write (an import): its events are kept aside and recorded at its end, see stageEvents. */
   stage?: EventStage;
+  /** Counts the events recorded, so that the write path wakes the event bus after its commit (see inTransaction). */
+  recorded?: { events: number };
 }
 
 /** The events of a bulk write so far: how many, and those not yet moved on (to the staging table or the log). */
@@ -33,6 +35,7 @@ const EVENT_LOCK = 7_274_101;
  */
 export async function recordEvents(w: WriteContext, events: NewEvent[]): Promise<void> {
   if (events.length === 0) return;
+  if (w.recorded) w.recorded.events += events.length;
   if (w.stage) {
     w.stage.count += events.length;
     w.stage.buffer.push(...events);

@@ -1,8 +1,8 @@
-import type { Field } from '../listing/resource.ts';
+import type { FieldDeclaration } from '../resources/types.ts';
 
-export const idField: Field = { name: 'id', column: 't.id', type: 'id', description: 'Positive integer id.' };
-export const createdAtField: Field = { name: 'createdAt', column: 't.created_at', type: 'datetime', description: 'When it was created (RFC 3339, UTC).' };
-export const updatedAtField: Field = { name: 'updatedAt', column: 't.updated_at', type: 'datetime', description: 'When it last changed (RFC 3339, UTC).' };
+export const idField: FieldDeclaration = { name: 'id', column: 'id', type: 'id', description: 'Positive integer id.' };
+export const createdAtField: FieldDeclaration = { name: 'createdAt', column: 'created_at', type: 'datetime', description: 'When it was created (RFC 3339, UTC).' };
+export const updatedAtField: FieldDeclaration = { name: 'updatedAt', column: 'updated_at', type: 'datetime', description: 'When it last changed (RFC 3339, UTC).' };
 
 export const PRODUCT_STATUSES = ['active', 'draft', 'archived'] as const;
 export const ORDER_STATUSES = ['new', 'paid', 'processing', 'shipped', 'delivered', 'cancelled', 'returned'] as const;
@@ -13,3 +13,6 @@ export const ORDER_STATUSES = ['new', 'paid', 'processing', 'shipped', 'delivere
  */
 export const ID_BOUNDS = { minimum: 1, maximum: Number.MAX_SAFE_INTEGER } as const;
 export const INT32_BOUNDS = { minimum: -2_147_483_648, maximum: 2_147_483_647 } as const;
+
+/** A URL-safe slug as an input. */
+export const slugInput = (maxLength: number) => ({ type: 'string', pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', maxLength });

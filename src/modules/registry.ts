@@ -1,4 +1,5 @@
-import type { ResourceDef } from '../listing/resource.ts';
+import { createRegistry, type Registry } from '../resources/registry.ts';
+import type { Resource } from '../resources/types.ts';
 import { brands } from './brands/resource.ts';
 import { categories } from './categories/resource.ts';
 import { orders } from './orders/resource.ts';
@@ -6,8 +7,8 @@ import { productFilters } from './product-filters/resource.ts';
 import { productParameters } from './product-parameters/resource.ts';
 import { products } from './products/resource.ts';
 
-/** Every collection of the API. A new resource is a folder under modules/ and one line here. */
-export const RESOURCES: ResourceDef[] = [products, categories, brands, productParameters, productFilters, orders];
+/** Every collection of the API, declared in its folder. A new resource is a folder under modules/ and one line here. */
+export const RESOURCES: readonly Resource[] = [products, categories, brands, productParameters, productFilters, orders];
 
-export const resourceByCollection = new Map(RESOURCES.map((r) => [r.collection, r]));
-export const resourceByEvent = new Map(RESOURCES.map((r) => [r.event, r]));
+/** The store's registry: what the server's context carries (`ctx.resources`), and the CLI uses. */
+export const appRegistry = (extra: readonly Resource[] = []): Registry => createRegistry([...RESOURCES, ...extra]);

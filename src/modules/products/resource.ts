@@ -1,7 +1,8 @@
 import { parseBoolean, parseIdList } from '../../listing/parse.ts';
 import { enumListFilter, exactListFilter, idListFilter, substringFilter } from '../../listing/filters.ts';
-import type { Filter, ResourceDef } from '../../listing/resource.ts';
-import { createdAtField, idField, PRODUCT_STATUSES, updatedAtField } from '../common-fields.ts';
+import { defineResource } from '../../resources/define.ts';
+import type { Filter } from '../../resources/types.ts';
+import { createdAtField, ID_BOUNDS, idField, INT32_BOUNDS, PRODUCT_STATUSES, updatedAtField } from '../common-fields.ts';
 import { categorySubtree } from '../categories/subtree.ts';
 
 const categoryFilter: Filter = {
@@ -26,31 +27,44 @@ const includeSubcategories: Filter = {
   },
 };
 
-export const products: ResourceDef = {
+const nullableString = (max: number) => ({ type: ['string', 'null'], maxLength: max });
+
+export const products = defineResource({
   collection: 'products',
   event: 'product',
   title: 'Product',
   description: 'Products of the store: article number, name, price, stock, brand and category.',
-  scope: 'products:read',
-  from: (db) => db.selectFrom('products as t'),
+  table: 'products',
   fields: [
     idField,
-    { name: 'articleNumber', column: 't.article_number', type: 'string', description: 'Unique article number (SKU).' },
-    { name: 'name', column: 't.name', type: 'string' },
-    { name: 'description', column: 't.description', type: 'string', nullable: true },
-    { name: 'status', column: 't.status', type: 'enum', values: PRODUCT_STATUSES },
-    { name: 'brandId', column: 't.brand_id', type: 'integer', nullable: true },
-    { name: 'categoryId', column: 't.category_id', type: 'integer', nullable: true },
-    { name: 'ean', column: 't.ean', type: 'string', nullable: true, description: 'EAN/GTIN barcode.' },
-    { name: 'price', column: 't.price', type: 'money', description: 'Price as an exact decimal string.' },
-    { name: 'currency', column: 't.currency', type: 'string', description: 'ISO 4217 currency code.' },
-    { name: 'vatRate', column: 't.vat_rate', type: 'number', description: 'VAT rate in percent.' },
-    { name: 'stock', column: 't.stock', type: 'integer' },
-    { name: 'weight', column: 't.weight', type: 'number', nullable: true, description: 'Weight in kilograms.' },
-    { name: 'url', column: 't.url', type: 'string', nullable: true, description: 'The product page in the shop.' },
+    { name: 'articleNumber', column: 'article_number', type: 'string', description: 'Unique article number (SKU).', write: { schema: { type: 'string', minLength: 1, maxLength: 64 }, required: true } },
+    { name: 'name', column: 'name', type: 'string', write: { schema: { type: 'string', minLength: 1, maxLength: 500 }, required: true } },
+    { name: 'description', column: 'description', type: 'string', nullable: true, write: { schema: nullableString(100_000) } },
+    { name: 'status', column: 'status', type: 'enum', values: PRODUCT_STATUSES, write: { schema: { type: 'string', enum: [...PRODUCT_STATUSES], default: undefined }, default: 'active' } },
+    { name: 'brandId', column: 'brand_id', type: 'integer', nullable: true, write: { schema: { type: ['integer', 'null'], ...ID_BOUNDS } } },
+    { name: 'categoryId', column: 'category_id', type: 'integer', nullable: true, write: { schema: { type: ['integer', 'null'], ...ID_BOUNDS } } },
+    { name: 'ean', column: 'ean', type: 'string', nullable: true, description: 'EAN/GTIN barcode.', write: { schema: { type: ['string', 'null'], pattern: '^\\d{8,14}$' } } },
+    { name: 'price', column: 'price', type: 'money', description: 'Price as an exact decimal string.', write: { required: true } },
+    { name: 'currency', column: 'currency', type: 'string', description: 'ISO 4217 currency code.', write: { schema: { type: 'string', pattern: '^[A-Z]{3}$' }, required: true } },
+    { name: 'vatRate', column: 'vat_rate', type: 'number', description: 'VAT rate in percent.', write: { schema: { type: 'number', minimum: 0, maximum: 100 }, required: true } },
+    { name: 'stock', column: 'stock', type: 'integer', write: { schema: { type: 'integer', ...INT32_BOUNDS }, default: 0 } },
+    { name: 'weight', column: 'weight', type: 'number', nullable: true, description: 'Weight in kilograms.', write: { schema: { type: ['number', 'null'], minimum: 0 } } },
+    { name: 'url', column: 'url', type: 'string', nullable: true, description: 'The product page in the shop.', write: { schema: { type: ['string', 'null'], maxLength: 2000 } } },
     createdAtField,
     updatedAtField,
   ],
+  // The search columns the `q` and `name` filters read.
+  derive: (input) => ({
+    ...(typeof input.articleNumber === 'string' ? { article_number_lc: input.articleNumber.toLowerCase() } : {}),
+    ...(typeof input.name === 'string' ? { name_lc: input.name.toLowerCase() } : {}),
+  }),
+  relations: [
+    { field: 'brandId', table: 'brands', label: 'brand' },
+    { field: 'categoryId', table: 'categories', label: 'category' },
+  ],
+  uniques: [{ fields: ['articleNumber'] }],
+  naturalKey: ['articleNumber'],
+  mirror: true,
   filters: [
     substringFilter('q', ['t.name_lc', 't.article_number_lc'], 'Case-insensitive substring of the name or the article number.'),
     substringFilter('name', ['t.name_lc'], 'Case-insensitive substring of the name.'),
@@ -62,4 +76,4 @@ export const products: ResourceDef = {
   ],
   sorts: ['id', 'updatedAt'],
   defaultSort: 'id',
-};
+});
