@@ -3,7 +3,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { generateRoutes } from './ai/generate.route.ts';
 import { addBearerGuard } from './auth/bearer.ts';
-import { shapeOAuthProblem, tokenRoutes } from './auth/token.route.ts';
+import { tokenRoutes } from './auth/token.route.ts';
 import type { AppContext } from './context.ts';
 import { clientErrorHandler } from './http/client-errors.ts';
 import { registerErrorHandling } from './http/error-handler.ts';
@@ -72,14 +72,14 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     request.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
   });
 
-  registerErrorHandling(app, ctx.config.publicUrl, [{ prefix: '/oauth/token', shape: shapeOAuthProblem }]);
+  registerErrorHandling(app, ctx.config.publicUrl);
   app.addSchema(problemSchema);
   app.addSchema(paginationSchema);
   for (const def of RESOURCES) app.addSchema(itemSchema(def));
 
   await registerOpenApi(app, ctx.config);
   await app.register(operationsRoutes, { ctx });
-  await app.register(async (scope) => tokenRoutes(scope, ctx));
+  await app.register(tokenRoutes, { ctx });
   await app.register(
     async (api) => {
       addBearerGuard(api, ctx);
@@ -87,11 +87,11 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
       countUsage(api, ctx);
       for (const def of RESOURCES) registerResourceRoutes(api, ctx, def);
       await changesRoutes(api, ctx);
-      await generateRoutes(api, ctx);
+      await api.register(generateRoutes, { ctx });
     },
     { prefix: '/api/v2' },
   );
-  await app.register(async (admin) => adminRoutes(admin, ctx), { prefix: '/admin/api' });
-  await app.register(async (scope) => consoleRoutes(scope, ctx), { prefix: '/admin' });
+  await app.register(adminRoutes, { ctx, prefix: '/admin/api' });
+  await app.register(consoleRoutes, { ctx, prefix: '/admin' });
   return app;
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { ALL_SCOPES, type Scope } from '../auth/scopes.ts';
 import * as service from '../auth/credentials.service.ts';
 import type { AppContext } from '../context.ts';
@@ -23,27 +23,26 @@ const issuedSchema = {
 const scopesInput = { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', enum: ALL_SCOPES } };
 
 /** /admin/api/credentials: what `store-api credentials …` does, over HTTP. */
-export async function credentialRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+export const credentialRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { ctx }) => {
   const db = ctx.store.db;
   app.get('/credentials', { schema: { tags, security, summary: 'List API credentials', response: { 200: { type: 'object', properties: { data: { type: 'array', items: credentialSchema } } }, ...errorResponses(401) } } },
     async () => ({ data: await service.listCredentials(db) }));
 
-  app.post('/credentials', {
+  app.post<{ Body: { name: string; scopes: Scope[] } }>('/credentials', {
     schema: {
       tags, security, summary: 'Create an API credential (the secret is shown once)',
       body: { type: 'object', additionalProperties: false, required: ['name', 'scopes'], properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, scopes: scopesInput } },
       response: { 201: issuedSchema, ...errorResponses(400, 401) },
     },
     handler: async (request, reply) => {
-      const body = request.body as { name: string; scopes: Scope[] };
-      return reply.code(201).send(await service.createCredential(db, ctx.hashKey, body.name, body.scopes));
+      return reply.code(201).send(await service.createCredential(db, ctx.hashKey, request.body.name, request.body.scopes));
     },
   });
 
-  app.get('/credentials/:id', { schema: { tags, security, summary: 'Get an API credential', params: idParams, response: { 200: credentialSchema, ...errorResponses(401, 404) } } },
-    async (request) => service.getCredential(db, (request.params as { id: number }).id));
+  app.get<{ Params: { id: number } }>('/credentials/:id', { schema: { tags, security, summary: 'Get an API credential', params: idParams, response: { 200: credentialSchema, ...errorResponses(401, 404) } } },
+    async (request) => service.getCredential(db, request.params.id));
 
-  app.patch('/credentials/:id', {
+  app.patch<{ Params: { id: number }; Body: { name?: string; scopes?: Scope[]; enabled?: boolean } }>('/credentials/:id', {
     schema: {
       tags, security, summary: 'Rename, change scopes, disable or enable a credential',
       description: 'Disabling, or changing scopes, revokes the credential\'s tokens at once.',
@@ -52,30 +51,30 @@ export async function credentialRoutes(app: FastifyInstance, ctx: AppContext): P
       response: { 200: credentialSchema, ...errorResponses(400, 401, 404) },
     },
     handler: async (request) => {
-      const { id } = request.params as { id: number };
-      const credential = await service.updateCredential(db, id, request.body as { name?: string; scopes?: Scope[]; enabled?: boolean });
+      const { id } = request.params;
+      const credential = await service.updateCredential(db, id, request.body);
       ctx.tokens.forget(id);
       return credential;
     },
   });
 
-  app.post('/credentials/:id/rotate', {
+  app.post<{ Params: { id: number } }>('/credentials/:id/rotate', {
     schema: { tags, security, summary: 'Rotate the secret (old secret and its tokens stop working)', params: idParams, response: { 200: issuedSchema, ...errorResponses(401, 404) } },
     handler: async (request) => {
-      const { id } = request.params as { id: number };
+      const { id } = request.params;
       const issued = await service.rotateSecret(db, ctx.hashKey, id);
       ctx.tokens.forget(id);
       return issued;
     },
   });
 
-  app.delete('/credentials/:id', {
+  app.delete<{ Params: { id: number } }>('/credentials/:id', {
     schema: { tags, security, summary: 'Delete a credential and its tokens', params: idParams, response: { 204: { type: 'null' }, ...errorResponses(401, 404) } },
     handler: async (request, reply) => {
-      const { id } = request.params as { id: number };
+      const { id } = request.params;
       await service.deleteCredential(db, id);
       ctx.tokens.forget(id);
       return reply.code(204).send();
     },
   });
-}
+};

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { AppError } from '../errors/app-error.ts';
 import { errorResponses } from '../http/responses.ts';
@@ -21,31 +21,32 @@ function refuseFollowed(ctx: AppContext, w: WritableResource): void {
 function writeRoutes(app: FastifyInstance, ctx: AppContext, w: WritableResource): void {
   const ref = { $ref: `${itemSchemaId(w.def)}#` };
   const done = () => ctx.bus.appended();
-  app.post(`/${w.def.collection}`, {
+  app.post<{ Body: Input }>(`/${w.def.collection}`, {
     schema: { tags, security, summary: `Create a ${w.def.title.toLowerCase()}`, body: w.createSchema, response: { 201: ref, ...errorResponses(400, 401, 409) } },
     handler: async (request, reply) => {
       refuseFollowed(ctx, w);
-      return reply.code(201).send(await inTransaction(ctx.store, (t) => createItem(t, w, request.body as Input), done));
+      return reply.code(201).send(await inTransaction(ctx.store, (t) => createItem(t, w, request.body), done));
     },
   });
-  app.patch(`/${w.def.collection}/:id`, {
+  app.patch<{ Params: { id: number }; Body: Input }>(`/${w.def.collection}/:id`, {
     schema: { tags, security, summary: `Change a ${w.def.title.toLowerCase()} (the fields given)`, params: idParams, body: w.patchSchema, response: { 200: ref, ...errorResponses(400, 401, 404, 409) } },
     handler: async (request) => {
       refuseFollowed(ctx, w);
-      return inTransaction(ctx.store, (t) => updateItem(t, w, (request.params as { id: number }).id, request.body as Input), done);
+      return inTransaction(ctx.store, (t) => updateItem(t, w, request.params.id, request.body), done);
     },
   });
-  app.delete(`/${w.def.collection}/:id`, {
+  app.delete<{ Params: { id: number } }>(`/${w.def.collection}/:id`, {
     schema: { tags, security, summary: `Delete a ${w.def.title.toLowerCase()}`, params: idParams, response: { 204: { type: 'null' }, ...errorResponses(401, 404, 409) } },
     handler: async (request, reply) => {
       refuseFollowed(ctx, w);
-      await inTransaction(ctx.store, (t) => deleteItem(t, w, (request.params as { id: number }).id), done);
+      await inTransaction(ctx.store, (t) => deleteItem(t, w, request.params.id), done);
       return reply.code(204).send();
     },
   });
 }
 
-export async function adminRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+/** /admin/api: the admin token's guard, JSON bodies only, and every write route of the back office. */
+export const adminRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { ctx }) => {
   addAdminGuard(app, ctx.hashKey, () => ctx.admin.hash, { name: 'admin-failures', ...ctx.config.adminFailureLimit });
   // The admin API speaks JSON only; Fastify's default text/plain parser would turn a stray body into a 400
   // about its shape instead of the 415 that says what is wrong.
@@ -57,7 +58,8 @@ export async function adminRoutes(app: FastifyInstance, ctx: AppContext): Promis
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
     body === '' ? done(null, undefined) : json(request, body as string, done));
   for (const w of WRITERS) writeRoutes(app, ctx, w);
-  await credentialRoutes(app, ctx);
+  // Child plugins: they inherit the guard and the parsers above.
+  await app.register(credentialRoutes, { ctx });
   await webhookRoutes(app, ctx);
-  await syncRoutes(app, ctx);
-}
+  await app.register(syncRoutes, { ctx });
+};

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { errorResponses } from '../http/responses.ts';
 import { syncMetrics, syncStatus } from '../sync/status.ts';
@@ -34,7 +34,7 @@ const statusSchema = {
 };
 
 /** GET /admin/api/sync (status as JSON) and /admin/api/sync/metrics (Prometheus text): how far this follower is. */
-export async function syncRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+export const syncRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { ctx }) => {
   app.get('/sync', {
     schema: { tags, security, summary: 'Synchronisation status (this store as a follower of a main store)', response: { 200: statusSchema, ...errorResponses(401) } },
     handler: async () => syncStatus(ctx.store.db),
@@ -50,4 +50,4 @@ export async function syncRoutes(app: FastifyInstance, ctx: AppContext): Promise
       return syncMetrics(await syncStatus(ctx.store.db));
     },
   });
-}
+};

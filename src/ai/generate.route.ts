@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { AppError, notFound } from '../errors/app-error.ts';
 import { problemBody } from '../http/problem.ts';
@@ -58,7 +58,7 @@ function asProblem(error: unknown, deadline: AbortSignal, gone: AbortSignal, req
 }
 
 /** POST /api/v2/ai/generate (API.md §7), served by the engine AI_ENGINE names. */
-export async function generateRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+export const generateRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { ctx }) => {
   const engine: TextEngine = await createEngine(ctx.config, {
     warn: (message) => ctx.log?.warn(message),
     error: (message) => ctx.log?.error(message),
@@ -66,7 +66,7 @@ export async function generateRoutes(app: FastifyInstance, ctx: AppContext): Pro
   app.addHook('onClose', async () => engine.close());
   const { timeoutMs, maxPromptChars } = ctx.config.ai;
 
-  app.post('/ai/generate', {
+  app.post<{ Body: GenerateBody }>('/ai/generate', {
     config: { scope: 'ai:generate', ratePolicy: 'ai' },
     schema: {
       tags: ['Text generation'],
@@ -87,8 +87,8 @@ export async function generateRoutes(app: FastifyInstance, ctx: AppContext): Pro
         ...errorResponses(400, 401, 403, 404, 413, 429, 502, 504),
       },
     },
-    handler: async (request: FastifyRequest, reply: FastifyReply) => {
-      const body = request.body as GenerateBody;
+    handler: async (request, reply) => {
+      const body = request.body;
       check(body, request, maxPromptChars);
       const product = body.productId === undefined ? undefined : await loadProductFacts(ctx.store.db, body.productId);
       if (body.productId !== undefined && !product) throw notFound(`Product ${body.productId}`);
@@ -150,4 +150,4 @@ export async function generateRoutes(app: FastifyInstance, ctx: AppContext): Pro
       return reply.headers(SSE_HEADERS).send(Readable.from(events(), { objectMode: false }));
     },
   });
-}
+};

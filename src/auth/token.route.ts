@@ -1,9 +1,9 @@
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { AppError } from '../errors/app-error.ts';
-import type { Classified } from '../http/error-handler.ts';
+import { shapeErrors, type Classified } from '../http/error-handler.ts';
 import { multipartFields } from '../http/multipart-fields.ts';
 import { addressKey } from '../ratelimit/address.ts';
 import { rateLimitHeaders, type Policy } from '../ratelimit/bucket.ts';
@@ -33,7 +33,7 @@ function sendOAuthError(reply: FastifyReply, e: OAuthError): FastifyReply {
 }
 
 /** Shapes errors raised before the handler (unparseable bodies, wrong content types) the RFC 6749 way. */
-export function shapeOAuthProblem(_request: FastifyRequest, reply: FastifyReply, problem: Classified): FastifyReply {
+function shapeOAuthProblem(_request: FastifyRequest, reply: FastifyReply, problem: Classified): FastifyReply {
   // The database away is no fault of the request: 503 with Retry-After, in RFC 6749's words for it (§4.1.2.1).
   if (problem.code === 'service_unavailable') {
     return reply.code(503).headers(problem.headers ?? {}).header('cache-control', 'no-store').type('application/json; charset=utf-8').send({ error: 'temporarily_unavailable', error_description: problem.detail });
@@ -79,7 +79,9 @@ async function withinLimit(ctx: AppContext, policy: Policy, key: string, whose: 
   });
 }
 
-export async function tokenRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+/** POST /oauth/token (API.md §1): its body parsers, and its errors in RFC 6749's shape rather than as problems. */
+export const tokenRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { ctx }) => {
+  shapeErrors(app, shapeOAuthProblem);
   await app.register(formbody);
   await app.register(multipart, { limits: { fields: 20, fieldSize: 4096, files: 0 } });
   // Fields into the body; a malformed multipart body is a 400 invalid_request, not a logged 500.
@@ -159,4 +161,4 @@ export async function tokenRoutes(app: FastifyInstance, ctx: AppContext): Promis
       }
     },
   });
-}
+};

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import fastifyStatic from '@fastify/static';
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { PROBLEMS } from '../errors/codes.ts';
 import { classify } from '../http/error-handler.ts';
@@ -24,7 +24,7 @@ const FORM_BODY_LIMIT = 64 * 1024;
  * the internet), a session cookie after one sign-in with the admin token, and CSRF protection on every
  * state-changing request. Its routes stay out of the public OpenAPI document.
  */
-export async function consoleRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+export const consoleRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { ctx }) => {
   await app.register(cookie);
   await app.register(formbody, { bodyLimit: FORM_BODY_LIMIT });
   await app.register(fastifyStatic, {
@@ -67,4 +67,4 @@ export async function consoleRoutes(app: FastifyInstance, ctx: AppContext): Prom
     });
     for (const page of CONSOLE_PAGES) page.routes(guarded, deps);
   });
-}
+};

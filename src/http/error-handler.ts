@@ -96,14 +96,22 @@ const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 export type ErrorShaper = (request: FastifyRequest, reply: FastifyReply, problem: Classified) => FastifyReply;
 
-export function registerErrorHandling(app: FastifyInstance, publicUrl: string, overrides: Array<{ prefix: string; shape: ErrorShaper }> = []): void {
+/**
+ * The error handler of `app` and the plugins it registers: every error classified (and a bug logged) the same
+ * way, then answered in `shape`. A plugin whose errors take another shape (the token endpoint's RFC 6749 errors)
+ * calls this on its own instance.
+ */
+export function shapeErrors(app: FastifyInstance, shape: ErrorShaper): void {
   app.setErrorHandler((error: FastifyError | AppError | Error, request, reply) => {
     const problem = classify(error);
     if (problem.code === 'internal_error') request.log.error({ err: error }, 'request failed');
-    const override = overrides.find((o) => request.url.startsWith(o.prefix));
-    if (override) return override.shape(request, reply, problem);
-    return sendProblem(request, reply, publicUrl, problem.code, problem.detail, problem.errors, problem.headers);
+    return shape(request, reply, problem);
   });
+}
+
+/** Problems (RFC 9457) for every error, and for requests no route takes: 405 with Allow when another method would, else 404. */
+export function registerErrorHandling(app: FastifyInstance, publicUrl: string): void {
+  shapeErrors(app, (request, reply, problem) => sendProblem(request, reply, publicUrl, problem.code, problem.detail, problem.errors, problem.headers));
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0];
     // A known URL with another method is a 405 that says which methods it has (RFC 9110 §15.5.6). A route of
