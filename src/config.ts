@@ -5,6 +5,8 @@ export interface Config {
   databaseUrl: string;
   /** PostgreSQL: how long a query waits for a connection (new, or free in the pool) before it fails with 503; 0 waits for ever. */
   databaseConnectTimeoutMs: number;
+  /** How long a write waits its turn (other writers, a row lock, another process's import on SQLite) before a 503. */
+  databaseWriteWaitMs: number;
   host: string;
   port: number;
   publicUrl: string;
@@ -132,6 +134,7 @@ export function loadConfig(overrides: ConfigInput = {}, env: ConfigInput = proce
   return {
     databaseUrl,
     databaseConnectTimeoutMs: int('DATABASE_CONNECT_TIMEOUT_MS', get('DATABASE_CONNECT_TIMEOUT_MS'), 5000, 0),
+    databaseWriteWaitMs: int('DATABASE_WRITE_WAIT_MS', get('DATABASE_WRITE_WAIT_MS'), 30_000, 1),
     host,
     port,
     publicUrl,

@@ -16,7 +16,7 @@ export interface RunningServer {
 
 /** Migrates, builds the app, listens, starts background work; `stop` undoes it all in reverse order. */
 export async function startServer(config: Config, options: { logger?: boolean | { level: string }; store?: Store } = {}): Promise<RunningServer> {
-  const store = options.store ?? openStore(config.databaseUrl, { connectTimeoutMs: config.databaseConnectTimeoutMs });
+  const store = options.store ?? openStore(config.databaseUrl, { connectTimeoutMs: config.databaseConnectTimeoutMs, writeWaitMs: config.databaseWriteWaitMs });
   await migrateToLatest(store.db);
   const ctx = await createContext(config, store);
   const app = await buildApp(ctx, { logger: options.logger });

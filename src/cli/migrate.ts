@@ -13,7 +13,7 @@ export function registerMigrate(program: Command): void {
     .action(async (options: { json?: boolean }) => {
       // Not through withStore: it migrates on opening, and this command must report what it applied.
       const config = loadConfig({ DATABASE_URL: program.opts<GlobalOptions>().database });
-      const store = openStore(config.databaseUrl);
+      const store = openStore(config.databaseUrl, { writeWaitMs: config.databaseWriteWaitMs });
       try {
         const result = await migrateToLatest(store.db);
         const applied = (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);

@@ -44,7 +44,7 @@ export function registerServe(program: Command): void {
     .action(async (o: ServeOptions) => {
       const global = program.opts<GlobalOptions>();
       const config = loadConfig({ DATABASE_URL: global.database, HOST: o.host, PORT: o.port, PUBLIC_URL: o.publicUrl });
-      const store = openStore(config.databaseUrl, { connectTimeoutMs: config.databaseConnectTimeoutMs });
+      const store = openStore(config.databaseUrl, { connectTimeoutMs: config.databaseConnectTimeoutMs, writeWaitMs: config.databaseWriteWaitMs });
       await migrateToLatest(store.db);
       const demo = o.demo ? await prepareDemo(store, Number(o.demoProducts) || 1000) : undefined;
       // Loaded here, not at the top: the HTTP stack is most of the CLI's start-up time, and only serve needs it.

@@ -64,7 +64,7 @@ export function registerSync(program: Command): void {
       const batchSize = Number(o.batchSize);
       if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 1000) fail('--batch-size must be an integer from 1 to 1000');
       const log = pino({ level: config.logLevel, base: { task: 'sync' } }, pino.destination(2));
-      const store = openStore(config.databaseUrl, { connectTimeoutMs: config.databaseConnectTimeoutMs });
+      const store = openStore(config.databaseUrl, { connectTimeoutMs: config.databaseConnectTimeoutMs, writeWaitMs: config.databaseWriteWaitMs });
       const controller = new AbortController();
       const stop = (signal: string) => {
         log.info({ signal }, 'sync: stopping after the batch in progress');

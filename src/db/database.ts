@@ -21,6 +21,8 @@ export interface Store {
   sqlitePath?: string;
   /** The PostgreSQL pool, for the few things that talk to the driver directly (exports, LISTEN). */
   pgPool?: pg.Pool;
+  /** How long a write waits its turn before it fails as busy (DATABASE_WRITE_WAIT_MS); see inTransaction. */
+  writeWaitMs?: number;
   close(): Promise<void>;
 }
 
@@ -41,10 +43,10 @@ export interface OpenOptions {
   /** PostgreSQL schema to use (tests isolate themselves in a schema of their own). */
   pgSchema?: string;
   pgPoolSize?: number;
-  /** SQLite: how long a write waits for another process's write transaction before it fails as busy. */
-  writeWaitMs?: number;
   /** PostgreSQL: how long a query waits for a connection (DATABASE_CONNECT_TIMEOUT_MS). */
   connectTimeoutMs?: number;
+  /** How long a write waits its turn before it fails as busy (DATABASE_WRITE_WAIT_MS, 30 s by default). */
+  writeWaitMs?: number;
 }
 
 /** Fails a query that cannot get a connection in this time (503) rather than holding its request while the database is away. */
@@ -85,7 +87,7 @@ export function openStore(databaseUrl: string, options: OpenOptions = {}): Store
     // Its transactions begin IMMEDIATE and wait for another process's writer without blocking this one.
     const conn = openSqliteConnection(path);
     const db = new Kysely<Database>({ dialect: new WaitingSqliteDialect({ database: withStatementCache(conn) }, conn, options.writeWaitMs) });
-    return { db, dialect: 'sqlite', sqlitePath: path === ':memory:' ? undefined : path, close: () => db.destroy() };
+    return { db, dialect: 'sqlite', sqlitePath: path === ':memory:' ? undefined : path, writeWaitMs: options.writeWaitMs, close: () => db.destroy() };
   }
   const pool = createPgPool({
     connectionString: databaseUrl,
@@ -94,7 +96,7 @@ export function openStore(databaseUrl: string, options: OpenOptions = {}): Store
     ...(options.pgSchema ? { options: `-c search_path=${options.pgSchema}` } : {}),
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool, cursor: Cursor }) });
-  return { db, dialect: 'postgres', pgPool: pool, close: () => db.destroy() };
+  return { db, dialect: 'postgres', pgPool: pool, writeWaitMs: options.writeWaitMs, close: () => db.destroy() };
 }
 
 export const nowIso = (): string => new Date().toISOString();

@@ -56,7 +56,7 @@ const queues = new WeakMap<Store, WriteQueue>();
 export function writeQueueOf(store: Store): WriteQueue | undefined {
   if (!store.pgPool) return undefined;
   let queue = queues.get(store);
-  if (!queue) queues.set(store, (queue = new WriteQueue(Math.floor((store.pgPool.options.max ?? 10) / 2), DEFAULT_WRITE_WAIT_MS)));
+  if (!queue) queues.set(store, (queue = new WriteQueue(Math.floor((store.pgPool.options.max ?? 10) / 2), store.writeWaitMs ?? DEFAULT_WRITE_WAIT_MS)));
   return queue;
 }
 
@@ -67,7 +67,7 @@ export function writeQueueOf(store: Store): WriteQueue | undefined {
  */
 export async function inTransaction<T>(store: Store, work: (w: WriteContext) => Promise<T>, after?: () => void): Promise<T> {
   const write = () => store.db.transaction().execute(async (trx) => {
-    if (store.dialect === 'postgres') await sql`select set_config('lock_timeout', ${`${DEFAULT_WRITE_WAIT_MS}ms`}, true)`.execute(trx);
+    if (store.dialect === 'postgres') await sql`select set_config('lock_timeout', ${`${store.writeWaitMs ?? DEFAULT_WRITE_WAIT_MS}ms`}, true)`.execute(trx);
     return work({ trx, dialect: store.dialect, now: nowIso() });
   });
   const queue = writeQueueOf(store);

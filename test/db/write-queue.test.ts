@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import { openStore } from '../../src/db/database.ts';
 import { WriteQueue } from '../../src/db/write-queue.ts';
 import { AppError } from '../../src/errors/app-error.ts';
+import { classify } from '../../src/http/error-handler.ts';
+import { brandWriter } from '../../src/modules/brands/writer.ts';
+import { inTransaction, updateItem } from '../../src/modules/writer.ts';
+import { seedStore } from '../../src/seed/seed.ts';
+import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
 
 /** A promise with its resolver, to hold a writer in its slot until the test lets it go. */
 function gate(): { promise: Promise<void>; open(): void } {
@@ -53,3 +61,50 @@ describe('the write queue', () => {
     assert.deepEqual(queue.load, { running: 0, waiting: 0 });
   });
 });
+
+/**
+ * The bound of DATABASE_WRITE_WAIT_MS on a real database: a write that cannot get its lock in time (a row
+ * another transaction holds on PostgreSQL, the file another process writes on SQLite) is a 503 with
+ * Retry-After, and the database is left as it was.
+ */
+for (const dialect of await dialects()) {
+  describe(`a write that waits past DATABASE_WRITE_WAIT_MS (${dialect})`, () => {
+    let db: TestDatabase;
+    before(async () => {
+      db = await createTestDatabase(dialect);
+      await seedStore(db.store, { products: 2, orders: 0, seed: 4 });
+    });
+    after(() => db.drop());
+
+    /** Another connection that holds brand 1 (PostgreSQL: its row; SQLite: the write lock) until released. */
+    async function holdBrand(): Promise<() => Promise<void>> {
+      if (dialect === 'sqlite') {
+        const other = new SQLite(db.store.sqlitePath!);
+        other.exec('begin immediate');
+        return async () => { other.exec('rollback'); other.close(); };
+      }
+      const client = new pg.Client({ connectionString: db.url });
+      await client.connect();
+      await client.query('begin');
+      await client.query('select id from brands where id = 1 for update');
+      return async () => { await client.query('rollback'); await client.end(); };
+    }
+
+    it('answers 503 with Retry-After once the bound has passed', async () => {
+      const impatient = openStore(db.url, { writeWaitMs: 150 });
+      const release = await holdBrand();
+      try {
+        const error = await inTransaction(impatient, (w) => updateItem(w, brandWriter, 1, { description: 'late' })).then(() => undefined, (e: unknown) => e as Error);
+        assert.ok(error, 'the write must not succeed while the lock is held');
+        const problem = classify(error);
+        assert.equal(problem.code, 'service_unavailable', String(error));
+        assert.ok(problem.headers?.['retry-after']);
+      } finally {
+        await release();
+      }
+      // Free again: the same store writes.
+      assert.equal((await inTransaction(impatient, (w) => updateItem(w, brandWriter, 1, { description: 'in time' }))).description, 'in time');
+      await impatient.close();
+    });
+  });
+}
