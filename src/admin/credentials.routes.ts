@@ -4,7 +4,7 @@ import * as service from '../auth/credentials.service.ts';
 import type { AppContext } from '../context.ts';
 import { errorResponses } from '../http/responses.ts';
 import { ID_BOUNDS } from '../modules/common-fields.ts';
-import { tags, security, idParams } from './route-schemas.ts';
+import { tags, security, idParams, type IdParams } from './route-schemas.ts';
 
 const credentialSchema = {
   type: 'object',
@@ -39,10 +39,10 @@ export const credentialRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (
     },
   });
 
-  app.get<{ Params: { id: number } }>('/credentials/:id', { schema: { tags, security, summary: 'Get an API credential', params: idParams, response: { 200: credentialSchema, ...errorResponses(401, 404) } } },
+  app.get<{ Params: IdParams }>('/credentials/:id', { schema: { tags, security, summary: 'Get an API credential', params: idParams, response: { 200: credentialSchema, ...errorResponses(401, 404) } } },
     async (request) => service.getCredential(db, request.params.id));
 
-  app.patch<{ Params: { id: number }; Body: { name?: string; scopes?: Scope[]; enabled?: boolean } }>('/credentials/:id', {
+  app.patch<{ Params: IdParams; Body: { name?: string; scopes?: Scope[]; enabled?: boolean } }>('/credentials/:id', {
     schema: {
       tags, security, summary: 'Rename, change scopes, disable or enable a credential',
       description: 'Disabling, or changing scopes, revokes the credential\'s tokens at once.',
@@ -58,7 +58,7 @@ export const credentialRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (
     },
   });
 
-  app.post<{ Params: { id: number } }>('/credentials/:id/rotate', {
+  app.post<{ Params: IdParams }>('/credentials/:id/rotate', {
     schema: { tags, security, summary: 'Rotate the secret (old secret and its tokens stop working)', params: idParams, response: { 200: issuedSchema, ...errorResponses(401, 404) } },
     handler: async (request) => {
       const { id } = request.params;
@@ -68,7 +68,7 @@ export const credentialRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (
     },
   });
 
-  app.delete<{ Params: { id: number } }>('/credentials/:id', {
+  app.delete<{ Params: IdParams }>('/credentials/:id', {
     schema: { tags, security, summary: 'Delete a credential and its tokens', params: idParams, response: { 204: { type: 'null' }, ...errorResponses(401, 404) } },
     handler: async (request, reply) => {
       const { id } = request.params;

@@ -4,3 +4,8 @@ import { ID_BOUNDS } from '../modules/common-fields.ts';
 export const tags = ['Admin'];
 export const security = [{ adminToken: [] }];
 export const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'integer', ...ID_BOUNDS } } };
+
+/** The path parameters of an `{id}` operation, as `idParams` has validated (and coerced) them. */
+export interface IdParams {
+  id: number;
+}

@@ -1,11 +1,11 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../context.ts';
-import { errorResponses } from '../listing/routes.ts';
+import { errorResponses } from '../http/responses.ts';
 import { DELIVERY_STATUSES, getDelivery, listDeliveries, replay, type DeliveryStatus, type ReplayRequest } from '../events/webhooks/deliveries.ts';
 import { EVENT_TYPES, MAX_PATTERNS, PATTERN } from '../events/webhooks/patterns.ts';
 import * as service from '../events/webhooks/subscriptions.ts';
 import { ID_BOUNDS } from '../modules/common-fields.ts';
-import { tags, security, idParams } from './route-schemas.ts';
+import { tags, security, idParams, type IdParams } from './route-schemas.ts';
 const nullableString = { type: ['string', 'null'] };
 const id = { type: 'integer', ...ID_BOUNDS };
 /** A delivery by id or by message id: an id beyond JSON's exact integers (or a NUL) can name none, and is refused. */
@@ -63,27 +63,27 @@ const attemptSchema = {
 };
 
 /** /admin/api/webhooks: what `store-api webhooks …` does, over HTTP. */
-export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+export const webhookRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { ctx }) => {
   const db = ctx.store.db;
   const allowPrivate = ctx.config.webhooks.allowPrivate;
 
   app.get('/webhooks', { schema: { tags, security, summary: 'List webhook subscriptions', response: { 200: { type: 'object', required: ['data'], properties: { data: { type: 'array', items: webhookSchema } } }, ...errorResponses(401) } } },
     async () => ({ data: await service.listWebhooks(db) }));
 
-  app.post('/webhooks', {
+  app.post<{ Body: service.WebhookInput & { url: string; events: string[] } }>('/webhooks', {
     schema: {
       tags, security, summary: 'Subscribe a URL to events (the secret is shown once)',
       description: 'The URL must resolve to public addresses unless WEBHOOK_ALLOW_PRIVATE=true. Only events after the subscription is made are sent.',
       body: { type: 'object', additionalProperties: false, required: ['url', 'events'], properties: { url: { type: 'string', minLength: 1, maxLength: 2000 }, events: eventsInput, description: { type: ['string', 'null'], maxLength: 500 }, enabled: { type: 'boolean' } } },
       response: { 201: withSecretSchema, ...errorResponses(400, 401) },
     },
-    handler: async (request, reply) => reply.code(201).send(await service.createWebhook(db, request.body as service.WebhookInput & { url: string; events: string[] }, allowPrivate)),
+    handler: async (request, reply) => reply.code(201).send(await service.createWebhook(db, request.body, allowPrivate)),
   });
 
-  app.get('/webhooks/:id', { schema: { tags, security, summary: 'Get a webhook subscription', params: idParams, response: { 200: webhookSchema, ...errorResponses(401, 404) } } },
-    async (request) => service.getWebhook(db, (request.params as { id: number }).id));
+  app.get<{ Params: IdParams }>('/webhooks/:id', { schema: { tags, security, summary: 'Get a webhook subscription', params: idParams, response: { 200: webhookSchema, ...errorResponses(401, 404) } } },
+    async (request) => service.getWebhook(db, request.params.id));
 
-  app.patch('/webhooks/:id', {
+  app.patch<{ Params: IdParams; Body: service.WebhookInput }>('/webhooks/:id', {
     schema: {
       tags, security, summary: 'Change the URL or events, or disable or enable a subscription',
       description: 'Enabling clears `disabledReason`; deliveries left pending resume.',
@@ -92,21 +92,21 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
       response: { 200: webhookSchema, ...errorResponses(400, 401, 404) },
     },
     handler: async (request) => {
-      const updated = await service.updateWebhook(db, (request.params as { id: number }).id, request.body as service.WebhookInput, allowPrivate);
+      const updated = await service.updateWebhook(db, request.params.id, request.body, allowPrivate);
       ctx.bus.appended();
       return updated;
     },
   });
 
-  app.delete('/webhooks/:id', {
+  app.delete<{ Params: IdParams }>('/webhooks/:id', {
     schema: { tags, security, summary: 'Delete a subscription and its delivery log', params: idParams, response: { 204: { type: 'null' }, ...errorResponses(401, 404) } },
     handler: async (request, reply) => {
-      await service.deleteWebhook(db, (request.params as { id: number }).id);
+      await service.deleteWebhook(db, request.params.id);
       return reply.code(204).send();
     },
   });
 
-  app.post('/webhooks/:id/rotate-secret', {
+  app.post<{ Params: IdParams; Body: { overlapSeconds?: number } | null }>('/webhooks/:id/rotate-secret', {
     schema: {
       tags, security, summary: 'Issue a new signing secret',
       description: `For \`overlapSeconds\` (default ${service.DEFAULT_ROTATION_OVERLAP_SECONDS}) deliveries are signed with the new and the previous secret, so receivers can switch without losing a message; 0 retires the old secret at once.`,
@@ -114,10 +114,10 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
       body: { type: ['object', 'null'], additionalProperties: false, properties: { overlapSeconds: { type: 'integer', minimum: 0, maximum: 30 * 86_400 } } },
       response: { 200: withSecretSchema, ...errorResponses(400, 401, 404) },
     },
-    handler: async (request) => service.rotateWebhookSecret(db, (request.params as { id: number }).id, (request.body as { overlapSeconds?: number } | null)?.overlapSeconds),
+    handler: async (request) => service.rotateWebhookSecret(db, request.params.id, request.body?.overlapSeconds),
   });
 
-  app.get('/webhooks/:id/deliveries', {
+  app.get<{ Params: IdParams; Querystring: { status?: DeliveryStatus; limit?: number; cursor?: string } }>('/webhooks/:id/deliveries', {
     schema: {
       tags, security, summary: 'Deliveries of a subscription, newest first',
       params: idParams,
@@ -128,26 +128,26 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
       response: { 200: { type: 'object', required: ['data', 'pagination'], properties: { data: { type: 'array', items: deliverySchema }, pagination: { $ref: 'Pagination#' } } }, ...errorResponses(400, 401, 404) },
     },
     handler: async (request) => {
-      const id = (request.params as { id: number }).id;
+      const { id } = request.params;
       await service.getWebhook(db, id);
-      const q = request.query as { status?: DeliveryStatus; limit?: number; cursor?: string };
+      const q = request.query;
       return listDeliveries(db, id, { status: q.status, limit: q.limit, cursor: q.cursor === undefined ? undefined : Number(q.cursor) });
     },
   });
 
-  app.get('/webhooks/:id/deliveries/:delivery', {
+  app.get<{ Params: IdParams & { delivery: string } }>('/webhooks/:id/deliveries/:delivery', {
     schema: {
       tags, security, summary: 'One delivery with every attempt',
       params: { type: 'object', required: ['id', 'delivery'], properties: { id, delivery: deliveryRef } },
       response: { 200: { type: 'object', required: [...Object.keys(deliveryProperties), 'attemptLog'], properties: { ...deliveryProperties, attemptLog: { type: 'array', items: attemptSchema } } }, ...errorResponses(401, 404) },
     },
     handler: async (request) => {
-      const p = request.params as { id: number; delivery: string };
+      const p = request.params;
       return getDelivery(db, p.id, p.delivery);
     },
   });
 
-  app.post('/webhooks/:id/replay', {
+  app.post<{ Params: IdParams; Body: ReplayRequest | null }>('/webhooks/:id/replay', {
     schema: {
       tags, security, summary: 'Send deliveries again (same webhook-id)',
       description: 'Without a body: every failed delivery. `delivery`: that one (id or msg_…). `since`: every matching event since then, sent before or not. A disabled subscription keeps them until it is enabled.',
@@ -156,9 +156,9 @@ export async function webhookRoutes(app: FastifyInstance, ctx: AppContext): Prom
       response: { 200: { type: 'object', required: ['queued'], properties: { queued: { type: 'integer' } } }, ...errorResponses(400, 401, 404) },
     },
     handler: async (request) => {
-      const result = await replay(db, (request.params as { id: number }).id, (request.body as ReplayRequest | null) ?? {});
+      const result = await replay(db, request.params.id, request.body ?? {});
       ctx.bus.appended();
       return result;
     },
   });
-}
+};
