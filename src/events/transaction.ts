@@ -15,7 +15,7 @@ const queues = new WeakMap<Store, WriteQueue>();
 export function writeQueueOf(store: Store): WriteQueue | undefined {
   if (!store.pgPool) return undefined;
   let queue = queues.get(store);
-  if (!queue) queues.set(store, (queue = new WriteQueue(Math.floor((store.pgPool.options.max ?? 10) / 2), DEFAULT_WRITE_WAIT_MS)));
+  if (!queue) queues.set(store, (queue = new WriteQueue(Math.floor((store.pgPool.options.max ?? 10) / 2), store.writeWaitMs ?? DEFAULT_WRITE_WAIT_MS)));
   return queue;
 }
 
@@ -29,7 +29,7 @@ export function writeQueueOf(store: Store): WriteQueue | undefined {
 export async function inTransaction<T>(store: Store, bus: EventBus | undefined, work: (w: WriteContext) => Promise<T>): Promise<T> {
   const recorded = { events: 0 };
   const write = () => store.db.transaction().execute(async (trx) => {
-    if (store.dialect === 'postgres') await sql`select set_config('lock_timeout', ${`${DEFAULT_WRITE_WAIT_MS}ms`}, true)`.execute(trx);
+    if (store.dialect === 'postgres') await sql`select set_config('lock_timeout', ${`${store.writeWaitMs ?? DEFAULT_WRITE_WAIT_MS}ms`}, true)`.execute(trx);
     return work({ trx, dialect: store.dialect, now: nowIso(), recorded });
   });
   const queue = writeQueueOf(store);
