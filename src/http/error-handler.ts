@@ -8,7 +8,7 @@ import { sendProblem } from './problem.ts';
 type AjvError = ValidationError;
 
 /** Turns Ajv's errors into `{ name, reason }` pairs that name the parameter or field. */
-export function fieldErrors(validation: AjvError[]): FieldError[] {
+function fieldErrors(validation: AjvError[]): FieldError[] {
   const out = validation.map((e) => {
     const r = validationReason(e);
     return r.name ? r : { ...r, name: '(body)' };

@@ -146,8 +146,3 @@ export async function rotateWebhookSecret(db: Executor, id: number, overlapSecon
     .execute();
   return { ...(await getWebhook(db, id)), secret };
 }
-
-/** Turns a subscription off and keeps why, for the administrator to read. */
-export async function disableWebhook(db: Executor, id: number, reason: string, now = nowIso()): Promise<void> {
-  await db.updateTable('webhooks').set({ enabled: 0, disabled_reason: reason, disabled_at: now, updated_at: now }).where('id', '=', id).where('enabled', '=', 1).execute();
-}
