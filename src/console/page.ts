@@ -23,3 +23,8 @@ export interface ConsolePage {
 export const hidden = { hide: true } as const;
 
 export const idParams = { type: 'object', required: ['id'], additionalProperties: false, properties: { id: { type: 'integer', minimum: 1 } } };
+
+/** The path parameters of an `{id}` page, as `idParams` has validated (and coerced) them. */
+export interface IdParams {
+  id: number;
+}

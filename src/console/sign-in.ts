@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { constantTimeEqual, keyedHash } from '../auth/secrets.ts';
 import type { AppContext } from '../context.ts';
 import { crossSiteReason } from './csrf.ts';
@@ -38,12 +38,12 @@ export function signInRoutes(app: FastifyInstance, ctx: AppContext, throttle: Si
     return signInPage(reply, 200);
   });
 
-  app.post('/sign-in', { schema: { ...hidden, body: signInBody } }, async (request: FastifyRequest, reply) => {
+  app.post<{ Body: { token?: string } | undefined }>('/sign-in', { schema: { ...hidden, body: signInBody } }, async (request, reply) => {
     const crossSite = crossSiteReason(request, ctx.config);
     if (crossSite) return signInPage(reply, 403, `This sign-in was refused because ${crossSite}.`);
     const wait = throttle.retryAfter(request.ip);
     if (wait > 0) return signInPage(reply, 429, `Too many wrong tokens from your address. Try again in ${wait} seconds.`, wait);
-    const token = (request.body as { token?: string } | undefined)?.token ?? '';
+    const token = request.body?.token ?? '';
     if (!constantTimeEqual(keyedHash(ctx.hashKey, token), ctx.admin.hash)) {
       throttle.failed(request.ip);
       request.log.warn({ ip: request.ip }, 'console: wrong admin token');

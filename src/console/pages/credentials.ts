@@ -6,7 +6,7 @@ import type { FieldError } from '../../errors/app-error.ts';
 import { liveTokenCounts } from '../console.repository.ts';
 import { confirmationBody, errorSummary, field, fieldList, formBody, inputErrors, isConfirmed, oneOrMany, postForm, when } from '../forms.ts';
 import { html, type Html } from '../html.ts';
-import { hidden, idParams, type ConsoleDeps, type ConsolePage } from '../page.ts';
+import { hidden, idParams, type ConsoleDeps, type ConsolePage, type IdParams } from '../page.ts';
 import { lastRequests } from '../usage.repository.ts';
 
 const NOTICES = {
@@ -17,6 +17,7 @@ const NOTICES = {
   deleted: 'Credential deleted, with its tokens.',
 } as const;
 const noticeQuery = { type: 'object', additionalProperties: false, properties: { notice: { type: 'string', enum: Object.keys(NOTICES) } } };
+type Notice = keyof typeof NOTICES;
 
 const nameField = { type: 'string', maxLength: 200 };
 const scopesField = oneOrMany({ type: 'string', maxLength: 100 }, ALL_SCOPES.length);
@@ -107,10 +108,9 @@ function scopeList(scopes: readonly string[]): Html {
 
 const later = (a: string | null, b: string | undefined): string | null => (b && (!a || b > a) ? b : a);
 
-async function listPage(deps: ConsoleDeps, request: FastifyRequest, reply: FastifyReply) {
+async function listPage(deps: ConsoleDeps, request: FastifyRequest, reply: FastifyReply, notice: Notice | undefined) {
   const db = deps.ctx.store.db;
   const [credentials, live, lastRequest] = await Promise.all([service.listCredentials(db), liveTokenCounts(db, new Date().toISOString()), lastRequests(db)]);
-  const notice = (request.query as { notice?: keyof typeof NOTICES }).notice;
   const rows = credentials.map((c) => html`<tr>
       <th scope="row" data-label="Name"><a href="/admin/credentials/${c.id}">${c.name}</a></th>
       <td data-label="Client id" class="wide"><code class="id">${c.clientId}</code></td>
@@ -144,12 +144,12 @@ function newForm(deps: ConsoleDeps, request: FastifyRequest, reply: FastifyReply
   }, errors.length ? 400 : 200);
 }
 
-async function detailPage(deps: ConsoleDeps, request: FastifyRequest, reply: FastifyReply, id: number, draft?: Draft, errors: FieldError[] = []) {
+/** A credential's page; `notice` after a change (from the query of a GET), `draft` and `errors` after a refused form. */
+async function detailPage(deps: ConsoleDeps, request: FastifyRequest, reply: FastifyReply, id: number, { notice, draft, errors = [] }: { notice?: Notice; draft?: Draft; errors?: FieldError[] } = {}) {
   const db = deps.ctx.store.db;
   const c = await service.getCredential(db, id);
   const live = (await liveTokenCounts(db, new Date().toISOString())).get(id) ?? 0;
   const lastRequest = (await lastRequests(db)).get(id);
-  const notice = (request.query as { notice?: keyof typeof NOTICES }).notice;
   const base = `/admin/credentials/${id}`;
   return deps.show(request, reply, {
     section: 'credentials',
@@ -183,7 +183,7 @@ async function detailPage(deps: ConsoleDeps, request: FastifyRequest, reply: Fas
   }, errors.length ? 400 : 200);
 }
 
-const see = (reply: FastifyReply, id: number, notice: keyof typeof NOTICES) => reply.code(303).header('location', `/admin/credentials/${id}?notice=${notice}`).send();
+const see = (reply: FastifyReply, id: number, notice: Notice) => reply.code(303).header('location', `/admin/credentials/${id}?notice=${notice}`).send();
 
 /** Credentials: list, create (secret shown once), change name and scopes, rotate, disable/enable, delete. The admin API's service functions, so its rules hold. */
 export const credentialsPage: ConsolePage = {
@@ -192,9 +192,7 @@ export const credentialsPage: ConsolePage = {
   routes(app, deps) {
     const { ctx } = deps;
     const db = ctx.store.db;
-    const idOf = (request: FastifyRequest) => (request.params as { id: number }).id;
-
-    app.get('/credentials', { schema: { ...hidden, querystring: noticeQuery } }, (request, reply) => listPage(deps, request, reply));
+    app.get<{ Querystring: { notice?: Notice } }>('/credentials', { schema: { ...hidden, querystring: noticeQuery } }, (request, reply) => listPage(deps, request, reply, request.query.notice));
     app.get('/credentials/new', { schema: hidden }, (request, reply) => newForm(deps, request, reply, { name: '', scopes: [] }));
 
     app.post('/credentials', { schema: { ...hidden, body: credentialForm } }, async (request, reply) => {
@@ -204,13 +202,14 @@ export const credentialsPage: ConsolePage = {
       return deps.show(request, reply, { section: 'credentials', title: 'Credential created', body: secretPanel(ctx, issued, `“${issued.name}” is ready`) }, 201);
     });
 
-    app.get('/credentials/:id', { schema: { ...hidden, params: idParams, querystring: noticeQuery } }, (request, reply) => detailPage(deps, request, reply, idOf(request)));
+    app.get<{ Params: IdParams; Querystring: { notice?: Notice } }>('/credentials/:id', { schema: { ...hidden, params: idParams, querystring: noticeQuery } }, (request, reply) =>
+      detailPage(deps, request, reply, request.params.id, { notice: request.query.notice }));
 
-    app.post('/credentials/:id', { schema: { ...hidden, params: idParams, body: credentialForm } }, async (request, reply) => {
-      const id = idOf(request);
+    app.post<{ Params: IdParams }>('/credentials/:id', { schema: { ...hidden, params: idParams, body: credentialForm } }, async (request, reply) => {
+      const { id } = request.params;
       const current = await service.getCredential(db, id);
       const { draft, errors, scopes } = readDraft(request.body);
-      if (errors.length || !scopes) return detailPage(deps, request, reply, id, draft, errors);
+      if (errors.length || !scopes) return detailPage(deps, request, reply, id, { draft, errors });
       // Only a real change of scopes is sent: the service ends a credential's tokens whenever scopes are set.
       const changed = scopes.length !== current.scopes.length || scopes.some((s) => !current.scopes.includes(s));
       await service.updateCredential(db, id, { name: draft.name, ...(changed ? { scopes } : {}) });
@@ -218,8 +217,8 @@ export const credentialsPage: ConsolePage = {
       return see(reply, id, changed ? 'saved' : 'renamed');
     });
 
-    app.post('/credentials/:id/rotate', { schema: { ...hidden, params: idParams, body: formBody({}) } }, async (request, reply) => {
-      const id = idOf(request);
+    app.post<{ Params: IdParams }>('/credentials/:id/rotate', { schema: { ...hidden, params: idParams, body: formBody({}) } }, async (request, reply) => {
+      const { id } = request.params;
       if (!isConfirmed(request.body)) {
         const c = await service.getCredential(db, id);
         return deps.show(request, reply, { section: 'credentials', title: 'Rotate the secret?', body: confirmationBody(request, `/admin/credentials/${id}/rotate`, `Rotate the secret of “${c.name}”? The current secret and its tokens stop working at once.`, 'Rotate secret', `/admin/credentials/${id}`) });
@@ -230,8 +229,8 @@ export const credentialsPage: ConsolePage = {
     });
 
     for (const [action, enabled] of [['disable', false], ['enable', true]] as const) {
-      app.post(`/credentials/:id/${action}`, { schema: { ...hidden, params: idParams, body: formBody({}) } }, async (request, reply) => {
-        const id = idOf(request);
+      app.post<{ Params: IdParams }>(`/credentials/:id/${action}`, { schema: { ...hidden, params: idParams, body: formBody({}) } }, async (request, reply) => {
+        const { id } = request.params;
         await service.updateCredential(db, id, { enabled });
         // This node forgets the tokens it had verified; other nodes within their recheck time (API.md §1).
         ctx.tokens.forget(id);
@@ -239,8 +238,8 @@ export const credentialsPage: ConsolePage = {
       });
     }
 
-    app.post('/credentials/:id/delete', { schema: { ...hidden, params: idParams, body: formBody({}) } }, async (request, reply) => {
-      const id = idOf(request);
+    app.post<{ Params: IdParams }>('/credentials/:id/delete', { schema: { ...hidden, params: idParams, body: formBody({}) } }, async (request, reply) => {
+      const { id } = request.params;
       if (!isConfirmed(request.body)) {
         const c = await service.getCredential(db, id);
         return deps.show(request, reply, { section: 'credentials', title: 'Delete the credential?', body: confirmationBody(request, `/admin/credentials/${id}/delete`, `Delete the credential “${c.name}”? Systems using it lose access at once.`, 'Delete credential', `/admin/credentials/${id}`) });

@@ -6,7 +6,7 @@ import * as service from '../../events/webhooks/subscriptions.ts';
 import { failedCount, lastAnswers } from '../console.repository.ts';
 import { confirmationBody, errorSummary, field, fieldList, formBody, inputErrors, isConfirmed, oneOrMany, postForm, when } from '../forms.ts';
 import { html, type Html } from '../html.ts';
-import { hidden, idParams, type ConsoleDeps, type ConsolePage } from '../page.ts';
+import { hidden, idParams, type ConsoleDeps, type ConsolePage, type IdParams } from '../page.ts';
 
 const NOTICES = {
   saved: 'Subscription saved.',
@@ -31,6 +31,13 @@ const detailQuery = {
     cursor: { type: 'string', pattern: '^[0-9]{1,15}$' },
   },
 };
+/** A subscription page's query, as `detailQuery` has validated it: a notice after a change, the delivery log's filter and page. */
+interface DetailQuery {
+  notice?: Notice;
+  queued?: number;
+  status?: DeliveryStatus;
+  cursor?: string;
+}
 const webhookForm = formBody({
   url: { type: 'string', maxLength: 2000 },
   description: { type: 'string', maxLength: 500 },
@@ -38,6 +45,7 @@ const webhookForm = formBody({
   patterns: { type: 'string', maxLength: 2000 },
 });
 const deliveryParams = { type: 'object', required: ['id', 'delivery'], additionalProperties: false, properties: { id: { type: 'integer', minimum: 1 }, delivery: { type: 'integer', minimum: 1 } } };
+type DeliveryParams = IdParams & { delivery: number };
 
 /** The catalogue by resource: `product` → product.created, product.updated, …; wildcards per group and for all. */
 const GROUPS: Array<{ resource: string; types: string[] }> = [];
@@ -118,9 +126,8 @@ function excerpt(text: string | null | undefined): Html {
   return html`<span class="excerpt">${flat.length > EXCERPT ? `${flat.slice(0, EXCERPT)}…` : flat}</span>`;
 }
 
-async function deliveryLog(deps: ConsoleDeps, request: FastifyRequest, hook: service.Webhook): Promise<Html> {
+async function deliveryLog(deps: ConsoleDeps, request: FastifyRequest, hook: service.Webhook, q: DetailQuery): Promise<Html> {
   const db = deps.ctx.store.db;
-  const q = request.query as { status?: DeliveryStatus; cursor?: string };
   const page = await listDeliveries(db, hook.id, { status: q.status, limit: PAGE_SIZE, cursor: q.cursor === undefined ? undefined : Number(q.cursor) });
   const answers = await lastAnswers(db, page.data.map((d) => d.id));
   const failed = await failedCount(db, hook.id);
@@ -158,9 +165,8 @@ async function deliveryLog(deps: ConsoleDeps, request: FastifyRequest, hook: ser
   </section>`;
 }
 
-async function listPage(deps: ConsoleDeps, request: FastifyRequest, reply: FastifyReply) {
+async function listPage(deps: ConsoleDeps, request: FastifyRequest, reply: FastifyReply, notice: Notice | undefined) {
   const hooks = await service.listWebhooks(deps.ctx.store.db);
-  const notice = (request.query as { notice?: Notice }).notice;
   return deps.show(request, reply, {
     section: 'webhooks',
     title: 'Webhooks',
@@ -190,9 +196,9 @@ function newForm(deps: ConsoleDeps, request: FastifyRequest, reply: FastifyReply
   }, errors.length ? 400 : 200);
 }
 
-async function detailPage(deps: ConsoleDeps, request: FastifyRequest, reply: FastifyReply, id: number, draft?: Draft, errors: FieldError[] = []) {
+/** A subscription's page; `query` from a GET (notice, the log's filter and page), `draft` and `errors` after a refused form. */
+async function detailPage(deps: ConsoleDeps, request: FastifyRequest, reply: FastifyReply, id: number, { query: q = {}, draft, errors = [] }: { query?: DetailQuery; draft?: Draft; errors?: FieldError[] } = {}) {
   const hook = await service.getWebhook(deps.ctx.store.db, id);
-  const q = request.query as { notice?: Notice; queued?: number };
   const base = `/admin/webhooks/${id}`;
   const notice = q.notice === 'replayed' && q.queued !== undefined ? `${q.queued} ${q.queued === 1 ? 'delivery' : 'deliveries'} queued again; the dispatcher sends them within a moment.` : q.notice && NOTICES[q.notice];
   return deps.show(request, reply, {
@@ -208,7 +214,7 @@ async function detailPage(deps: ConsoleDeps, request: FastifyRequest, reply: Fas
         ${hook.previousSecretExpiresAt ? html`<div><dt>Previous secret also signs until</dt><dd>${when(hook.previousSecretExpiresAt)}</dd></div>` : ''}
       </dl>
       ${hook.enabled ? '' : html`<div class="alert" role="note"><h2>Why it is disabled</h2><p>${hook.disabledReason ?? 'No reason was recorded.'}${hook.disabledAt ? html` (${when(hook.disabledAt)})` : ''}</p><p>Deliveries wait while it is disabled; enabling it resumes them, and <em>Replay all failed</em> sends the ones that gave up.</p></div>`}
-      ${await deliveryLog(deps, request, hook)}
+      ${await deliveryLog(deps, request, hook, q)}
       ${errorSummary(errors)}
       <section class="panel" aria-labelledby="edit-title">
         <h2 id="edit-title">Receiver and events</h2>
@@ -235,10 +241,9 @@ export const webhooksPage: ConsolePage = {
     const { ctx } = deps;
     const db = ctx.store.db;
     const allowPrivate = ctx.config.webhooks.allowPrivate;
-    const idOf = (request: FastifyRequest) => (request.params as { id: number }).id;
     const see = (reply: FastifyReply, id: number, notice: Notice, extra = '') => reply.code(303).header('location', `/admin/webhooks/${id}?notice=${notice}${extra}`).send();
 
-    app.get('/webhooks', { schema: { ...hidden, querystring: { type: 'object', additionalProperties: false, properties: { notice: { type: 'string', enum: ['deleted'] } } } } }, (request, reply) => listPage(deps, request, reply));
+    app.get<{ Querystring: { notice?: Notice } }>('/webhooks', { schema: { ...hidden, querystring: { type: 'object', additionalProperties: false, properties: { notice: { type: 'string', enum: ['deleted'] } } } } }, (request, reply) => listPage(deps, request, reply, request.query.notice));
     app.get('/webhooks/new', { schema: hidden }, (request, reply) => newForm(deps, request, reply, { url: '', description: '', events: [] }));
 
     app.post('/webhooks', { schema: { ...hidden, body: webhookForm } }, async (request, reply) => {
@@ -252,23 +257,24 @@ export const webhooksPage: ConsolePage = {
       }
     });
 
-    app.get('/webhooks/:id', { schema: { ...hidden, params: idParams, querystring: detailQuery } }, (request, reply) => detailPage(deps, request, reply, idOf(request)));
+    app.get<{ Params: IdParams; Querystring: DetailQuery }>('/webhooks/:id', { schema: { ...hidden, params: idParams, querystring: detailQuery } }, (request, reply) =>
+      detailPage(deps, request, reply, request.params.id, { query: request.query }));
 
-    app.post('/webhooks/:id', { schema: { ...hidden, params: idParams, body: webhookForm } }, async (request, reply) => {
-      const id = idOf(request);
+    app.post<{ Params: IdParams }>('/webhooks/:id', { schema: { ...hidden, params: idParams, body: webhookForm } }, async (request, reply) => {
+      const { id } = request.params;
       const draft = readDraft(request.body);
-      if (!draft.url) return detailPage(deps, request, reply, id, draft, [{ name: 'url', reason: 'must not be empty' }]);
+      if (!draft.url) return detailPage(deps, request, reply, id, { draft, errors: [{ name: 'url', reason: 'must not be empty' }] });
       try {
         await service.updateWebhook(db, id, { url: draft.url, events: draft.events, description: draft.description || null }, allowPrivate);
       } catch (error) {
-        return detailPage(deps, request, reply, id, draft, inputErrors(error));
+        return detailPage(deps, request, reply, id, { draft, errors: inputErrors(error) });
       }
       ctx.bus.appended();
       return see(reply, id, 'saved');
     });
 
-    app.post('/webhooks/:id/rotate', { schema: { ...hidden, params: idParams, body: formBody({}) } }, async (request, reply) => {
-      const id = idOf(request);
+    app.post<{ Params: IdParams }>('/webhooks/:id/rotate', { schema: { ...hidden, params: idParams, body: formBody({}) } }, async (request, reply) => {
+      const { id } = request.params;
       if (!isConfirmed(request.body)) {
         await service.getWebhook(db, id);
         return deps.show(request, reply, { section: 'webhooks', title: 'Rotate the secret?', body: confirmationBody(request, `/admin/webhooks/${id}/rotate`, 'Issue a new signing secret? It is shown once; the previous one keeps signing for a day.', 'Rotate signing secret', `/admin/webhooks/${id}`) });
@@ -278,16 +284,16 @@ export const webhooksPage: ConsolePage = {
     });
 
     for (const [action, enabled] of [['disable', false], ['enable', true]] as const) {
-      app.post(`/webhooks/:id/${action}`, { schema: { ...hidden, params: idParams, body: formBody({}) } }, async (request, reply) => {
-        const id = idOf(request);
+      app.post<{ Params: IdParams }>(`/webhooks/:id/${action}`, { schema: { ...hidden, params: idParams, body: formBody({}) } }, async (request, reply) => {
+        const { id } = request.params;
         await service.updateWebhook(db, id, { enabled }, allowPrivate);
         ctx.bus.appended();
         return see(reply, id, enabled ? 'enabled' : 'disabled');
       });
     }
 
-    app.post('/webhooks/:id/delete', { schema: { ...hidden, params: idParams, body: formBody({}) } }, async (request, reply) => {
-      const id = idOf(request);
+    app.post<{ Params: IdParams }>('/webhooks/:id/delete', { schema: { ...hidden, params: idParams, body: formBody({}) } }, async (request, reply) => {
+      const { id } = request.params;
       if (!isConfirmed(request.body)) {
         const hook = await service.getWebhook(db, id);
         return deps.show(request, reply, { section: 'webhooks', title: 'Delete the subscription?', body: confirmationBody(request, `/admin/webhooks/${id}/delete`, `Delete the subscription to ${hook.url}, with its delivery log?`, 'Delete subscription', `/admin/webhooks/${id}`) });
@@ -296,22 +302,22 @@ export const webhooksPage: ConsolePage = {
       return reply.code(303).header('location', '/admin/webhooks?notice=deleted').send();
     });
 
-    app.post('/webhooks/:id/replay-failed', { schema: { ...hidden, params: idParams, body: formBody({}) } }, async (request, reply) => {
-      const id = idOf(request);
+    app.post<{ Params: IdParams }>('/webhooks/:id/replay-failed', { schema: { ...hidden, params: idParams, body: formBody({}) } }, async (request, reply) => {
+      const { id } = request.params;
       const { queued } = await replay(db, id, {});
       ctx.bus.appended();
       return see(reply, id, 'replayed', `&queued=${queued}`);
     });
 
-    app.post('/webhooks/:id/deliveries/:delivery/replay', { schema: { ...hidden, params: deliveryParams, body: formBody({}) } }, async (request, reply) => {
-      const { id, delivery } = request.params as { id: number; delivery: number };
+    app.post<{ Params: DeliveryParams }>('/webhooks/:id/deliveries/:delivery/replay', { schema: { ...hidden, params: deliveryParams, body: formBody({}) } }, async (request, reply) => {
+      const { id, delivery } = request.params;
       const { queued } = await replay(db, id, { delivery });
       ctx.bus.appended();
       return see(reply, id, 'replayed', `&queued=${queued}`);
     });
 
-    app.get('/webhooks/:id/deliveries/:delivery', { schema: { ...hidden, params: deliveryParams } }, async (request, reply) => {
-      const { id, delivery } = request.params as { id: number; delivery: number };
+    app.get<{ Params: DeliveryParams }>('/webhooks/:id/deliveries/:delivery', { schema: { ...hidden, params: deliveryParams } }, async (request, reply) => {
+      const { id, delivery } = request.params;
       const hook = await service.getWebhook(db, id);
       const d = await getDelivery(db, id, delivery);
       return deps.show(request, reply, {
