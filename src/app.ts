@@ -3,6 +3,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { generateRoutes } from './ai/generate.route.ts';
 import { addBearerGuard } from './auth/bearer.ts';
+import { scopeCatalogue } from './auth/scopes.ts';
 import { tokenRoutes } from './auth/token.route.ts';
 import type { AppContext } from './context.ts';
 import { clientErrorHandler } from './http/client-errors.ts';
@@ -16,7 +17,6 @@ import { operationsRoutes } from './http/operations.routes.ts';
 import { problemSchema, sendProblem } from './http/problem.ts';
 import { registerResourceRoutes } from './listing/routes.ts';
 import { itemSchema, paginationSchema } from './listing/schemas.ts';
-import { RESOURCES } from './modules/registry.ts';
 import { adminRoutes } from './admin/routes.ts';
 import { changesRoutes } from './events/changes.routes.ts';
 import { consoleRoutes } from './console/plugin.ts';
@@ -75,9 +75,9 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   registerErrorHandling(app, ctx.config.publicUrl);
   app.addSchema(problemSchema);
   app.addSchema(paginationSchema);
-  for (const def of RESOURCES) app.addSchema(itemSchema(def));
+  for (const def of ctx.resources.list) app.addSchema(itemSchema(def));
 
-  await registerOpenApi(app, ctx.config);
+  await registerOpenApi(app, ctx.config, scopeCatalogue(ctx.resources));
   await app.register(operationsRoutes, { ctx });
   await app.register(tokenRoutes, { ctx });
   await app.register(
@@ -85,7 +85,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
       addBearerGuard(api, ctx);
       // Requests and 429s per credential, for the console's usage page (counted in memory, flushed in the background).
       countUsage(api, ctx);
-      for (const def of RESOURCES) registerResourceRoutes(api, ctx, def);
+      for (const def of ctx.resources.list) registerResourceRoutes(api, ctx, def);
       await changesRoutes(api, ctx);
       await api.register(generateRoutes, { ctx });
     },

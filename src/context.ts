@@ -5,7 +5,9 @@ import { TokenService } from './auth/tokens.ts';
 import type { Config } from './config.ts';
 import type { Store } from './db/database.ts';
 import { EventBus } from './events/bus.ts';
+import { appRegistry } from './modules/registry.ts';
 import { bucketStoreFor, type BucketStore, type Policy } from './ratelimit/bucket.ts';
+import type { Registry } from './resources/registry.ts';
 
 /** What every part of the running service shares: built once, by the server and by tests alike. */
 export interface AppContext {
@@ -16,6 +18,8 @@ export interface AppContext {
   /** default and ai: per credential on /api/v2; token and tokenAddress: POST /oauth/token per credential and per source address. */
   policies: { default: Policy; ai: Policy; token: Policy; tokenAddress: Policy };
   bus: EventBus;
+  /** The store's resources: every route, writer, export, feed and follower reads them from here. */
+  resources: Registry;
   hashKey: string;
   /** The admin token's hash; `generated` holds the plain token only on the start that created it. */
   admin: { hash: string; generated?: string };
@@ -24,7 +28,8 @@ export interface AppContext {
   log?: FastifyBaseLogger;
 }
 
-export async function createContext(config: Config, store: Store): Promise<AppContext> {
+/** `resources`: the store's own by default; a test adds a resource of its own (test/resources/). */
+export async function createContext(config: Config, store: Store, options: { resources?: Registry } = {}): Promise<AppContext> {
   const hashKey = await hashingKey(store.db);
   return {
     config,
@@ -39,6 +44,7 @@ export async function createContext(config: Config, store: Store): Promise<AppCo
       tokenAddress: { name: 'token-address', rps: config.tokenAddressRateLimit.rps, burst: config.tokenAddressRateLimit.burst },
     },
     bus: new EventBus(),
+    resources: options.resources ?? appRegistry(),
     admin: await ensureAdminToken(store.db, hashKey, config.adminToken),
     followed: new Set(),
   };

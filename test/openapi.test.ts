@@ -6,7 +6,6 @@ import { PROBLEMS } from '../src/errors/codes.ts';
 import { sortsOf } from '../src/listing/engine.ts';
 import { itemSchemaId } from '../src/listing/schemas.ts';
 import { RESOURCES } from '../src/modules/registry.ts';
-import { WRITERS } from '../src/modules/writers.ts';
 import { createTestApp, type TestApp } from './helpers/app.ts';
 import { dialects } from './helpers/databases.ts';
 import { problemOf } from './helpers/problems.ts';
@@ -92,8 +91,8 @@ for (const dialect of await dialects()) {
       assert.equal(oauth2.type, 'oauth2');
       assert.equal(oauth2.flows!.clientCredentials.tokenUrl, 'http://store.test/oauth/token');
       assert.deepEqual(Object.keys(oauth2.flows!.clientCredentials.scopes).sort(), [...ALL_SCOPES].sort());
-      for (const w of WRITERS) {
-        const c = w.def.collection;
+      for (const w of RESOURCES) {
+        const c = w.collection;
         for (const [path, method] of [[`/admin/api/${c}`, 'post'], [`/admin/api/${c}/{id}`, 'patch'], [`/admin/api/${c}/{id}`, 'delete']] as const) {
           const op = doc.paths[path]?.[method];
           assert.ok(op, `${method} ${path}`);

@@ -3,43 +3,43 @@ import type { AppContext } from '../context.ts';
 import { AppError } from '../errors/app-error.ts';
 import { errorResponses } from '../http/responses.ts';
 import { itemSchemaId } from '../listing/schemas.ts';
-import { WRITERS } from '../modules/writers.ts';
-import { createItem, deleteItem, inTransaction, updateItem, type Input, type WritableResource } from '../modules/writer.ts';
+import { inTransaction } from '../events/transaction.ts';
+import type { Input, Resource } from '../resources/types.ts';
+import { createItem, deleteItem, updateItem } from '../resources/writer.ts';
 import { addAdminGuard } from './admin-token.ts';
 import { credentialRoutes } from './credentials.routes.ts';
 import { webhookRoutes } from './webhooks.routes.ts';
 import { syncRoutes } from './sync.routes.ts';
 import { tags, security, idParams, type IdParams } from './route-schemas.ts';
 
-function refuseFollowed(ctx: AppContext, w: WritableResource): void {
-  if (ctx.followed.has(w.def.collection)) {
-    throw new AppError('conflict', `This store follows ${w.def.collection} from a main store; change them there.`, { errors: [{ name: w.def.collection, reason: 'is synchronised from the main store' }] });
+function refuseFollowed(ctx: AppContext, r: Resource): void {
+  if (ctx.followed.has(r.collection)) {
+    throw new AppError('conflict', `This store follows ${r.collection} from a main store; change them there.`, { errors: [{ name: r.collection, reason: 'is synchronised from the main store' }] });
   }
 }
 
-/** POST, PATCH and DELETE of every collection: the back office's write door. */
-function writeRoutes(app: FastifyInstance, ctx: AppContext, w: WritableResource): void {
-  const ref = { $ref: `${itemSchemaId(w.def)}#` };
-  const done = () => ctx.bus.appended();
-  app.post<{ Body: Input }>(`/${w.def.collection}`, {
-    schema: { tags, security, summary: `Create a ${w.def.title.toLowerCase()}`, body: w.createSchema, response: { 201: ref, ...errorResponses(400, 401, 409) } },
+/** POST, PATCH and DELETE of every collection: the back office's write door (the write path wakes the event bus itself). */
+function writeRoutes(app: FastifyInstance, ctx: AppContext, r: Resource): void {
+  const ref = { $ref: `${itemSchemaId(r)}#` };
+  app.post<{ Body: Input }>(`/${r.collection}`, {
+    schema: { tags, security, summary: `Create a ${r.title.toLowerCase()}`, body: r.createSchema, response: { 201: ref, ...errorResponses(400, 401, 409) } },
     handler: async (request, reply) => {
-      refuseFollowed(ctx, w);
-      return reply.code(201).send(await inTransaction(ctx.store, (t) => createItem(t, w, request.body), done));
+      refuseFollowed(ctx, r);
+      return reply.code(201).send(await inTransaction(ctx.store, ctx.bus, (t) => createItem(t, ctx.resources, r, request.body)));
     },
   });
-  app.patch<{ Params: IdParams; Body: Input }>(`/${w.def.collection}/:id`, {
-    schema: { tags, security, summary: `Change a ${w.def.title.toLowerCase()} (the fields given)`, params: idParams, body: w.patchSchema, response: { 200: ref, ...errorResponses(400, 401, 404, 409) } },
+  app.patch<{ Params: IdParams; Body: Input }>(`/${r.collection}/:id`, {
+    schema: { tags, security, summary: `Change a ${r.title.toLowerCase()} (the fields given)`, params: idParams, body: r.patchSchema, response: { 200: ref, ...errorResponses(400, 401, 404, 409) } },
     handler: async (request) => {
-      refuseFollowed(ctx, w);
-      return inTransaction(ctx.store, (t) => updateItem(t, w, request.params.id, request.body), done);
+      refuseFollowed(ctx, r);
+      return inTransaction(ctx.store, ctx.bus, (t) => updateItem(t, ctx.resources, r, request.params.id, request.body));
     },
   });
-  app.delete<{ Params: IdParams }>(`/${w.def.collection}/:id`, {
-    schema: { tags, security, summary: `Delete a ${w.def.title.toLowerCase()}`, params: idParams, response: { 204: { type: 'null' }, ...errorResponses(401, 404, 409) } },
+  app.delete<{ Params: IdParams }>(`/${r.collection}/:id`, {
+    schema: { tags, security, summary: `Delete a ${r.title.toLowerCase()}`, params: idParams, response: { 204: { type: 'null' }, ...errorResponses(401, 404, 409) } },
     handler: async (request, reply) => {
-      refuseFollowed(ctx, w);
-      await inTransaction(ctx.store, (t) => deleteItem(t, w, request.params.id), done);
+      refuseFollowed(ctx, r);
+      await inTransaction(ctx.store, ctx.bus, (t) => deleteItem(t, ctx.resources, r, request.params.id));
       return reply.code(204).send();
     },
   });
@@ -57,7 +57,7 @@ export const adminRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (app, 
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
     body === '' ? done(null, undefined) : json(request, body as string, done));
-  for (const w of WRITERS) writeRoutes(app, ctx, w);
+  for (const r of ctx.resources.list) writeRoutes(app, ctx, r);
   // Child plugins: they inherit the guard and the parsers above.
   await app.register(credentialRoutes, { ctx });
   await app.register(webhookRoutes, { ctx });

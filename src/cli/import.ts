@@ -2,7 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import type { Command } from 'commander';
 import { formatIssue, ImportFailed, importFile } from '../import/import.ts';
 import { ImportUsageError } from '../import/source.ts';
-import { writerByCollection } from '../modules/writers.ts';
+import { appRegistry } from '../modules/registry.ts';
 import { fail, printResult } from './output.ts';
 import { progress } from './progress.ts';
 import { withStore, type GlobalOptions } from './store.ts';
@@ -12,7 +12,7 @@ export function registerImport(program: Command): void {
     .command('import')
     .description('Import JSON Lines or CSV into one collection, all or nothing: records with a known id or natural key update, others create')
     .argument('<file>', 'a .jsonl/.ndjson or .csv file (or named pipe); the resource is read from its name (products.csv) unless --resource says')
-    .option('--resource <name>', `one of ${[...writerByCollection.keys()].join(', ')}`)
+    .option('--resource <name>', `one of ${[...appRegistry().byCollection.keys()].join(', ')}`)
     .option('--format <format>', 'jsonl or csv (default: from the extension)')
     .option('--delimiter <char>', 'CSV delimiter (default: ";" when the header has more of them than commas, else ",")')
     .option('--json', 'machine-readable output')

@@ -1,5 +1,4 @@
-import type { JsonSchema } from '../listing/resource.ts';
-import { MONEY_INPUT } from '../modules/money.ts';
+import { isMoneyInputPattern } from '../money.ts';
 import type { FieldError } from './app-error.ts';
 
 /** What an Ajv error carries that the reasons need (Fastify's and Ajv's own error objects both fit). */
@@ -34,12 +33,12 @@ export function validationReason(e: ValidationError, unknown = 'is not a known p
     case 'type':
       return { name: path, reason: `must be ${String(e.params.type).replace(',', ' or ')}` };
     case 'pattern':
-      return { name: path, reason: e.params.pattern === MONEY_INPUT.pattern ? 'must be a decimal string such as "1299.00"' : `must match ${String(e.params.pattern)}` };
+      return { name: path, reason: isMoneyInputPattern(e.params.pattern) ? 'must be a decimal string such as "1299.00"' : `must match ${String(e.params.pattern)}` };
     case 'format':
       return { name: path, reason: `must be a valid ${String(e.params.format)}` };
     case 'anyOf': {
       // An anyOf of `required` branches means "give one of these fields" (parameterId or parameterName).
-      const branches = Array.isArray(e.schema) ? (e.schema as JsonSchema[]).map((s) => (s.required as string[] | undefined)?.join(' and ')).filter(Boolean) : [];
+      const branches = Array.isArray(e.schema) ? (e.schema as Array<Record<string, unknown>>).map((s) => (s.required as string[] | undefined)?.join(' and ')).filter(Boolean) : [];
       return { name: path, reason: branches.length ? `needs ${branches.join(' or ')}` : 'matches none of the allowed shapes' };
     }
     default:

@@ -1,7 +1,6 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import { SCOPES } from '../auth/scopes.ts';
 import type { Config } from '../config.ts';
 import { PROBLEMS, problemSlug } from '../errors/codes.ts';
 
@@ -9,8 +8,8 @@ const problemList = Object.entries(PROBLEMS)
   .map(([code, p]) => `| \`${code}\` | ${p.status} | ${p.title}: ${p.description} |`)
   .join('\n');
 
-/** The OpenAPI 3.1 document, generated from the route schemas, and the browsable reference at /docs. */
-export async function registerOpenApi(app: FastifyInstance, config: Config): Promise<void> {
+/** The OpenAPI 3.1 document, generated from the route schemas, and the browsable reference at /docs; `scopes`: the scope catalogue, with what each grants. */
+export async function registerOpenApi(app: FastifyInstance, config: Config, scopes: Readonly<Record<string, string>>): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -34,7 +33,7 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
         securitySchemes: {
           oauth2: {
             type: 'oauth2',
-            flows: { clientCredentials: { tokenUrl: `${config.publicUrl}/oauth/token`, scopes: { ...SCOPES } } },
+            flows: { clientCredentials: { tokenUrl: `${config.publicUrl}/oauth/token`, scopes: { ...scopes } } },
           },
           adminToken: { type: 'http', scheme: 'bearer', description: 'The ADMIN_TOKEN of the store.' },
         },

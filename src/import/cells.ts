@@ -1,5 +1,4 @@
-import type { JsonSchema } from '../listing/resource.ts';
-import type { Input } from '../modules/writer.ts';
+import type { Input, JsonSchema } from '../resources/types.ts';
 
 /** Columns every resource accepts beside its writable fields: the ones a CSV export carries. */
 export const READ_ONLY_COLUMNS = ['id', 'createdAt', 'updatedAt'];

@@ -1,10 +1,9 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { CsvError, parse } from 'csv-parse';
-import type { JsonSchema } from '../listing/resource.ts';
-import type { WritableResource } from '../modules/writer.ts';
+import type { JsonSchema, Resource } from '../resources/types.ts';
 import { objectFrom, READ_ONLY_COLUMNS, type CsvRow } from './cells.ts';
-import { orderRecords, ORDER_CSV_COLUMNS } from './order-rows.ts';
+import { groupedLayout, groupedRecords } from './grouped-rows.ts';
 import type { SourceRecord } from './source.ts';
 
 /** `;` when the header has more semicolons than commas (spreadsheets in many European locales), else `,`. */
@@ -43,7 +42,7 @@ function checkHeader(columns: string[], allowed: string[]): string | undefined {
   return undefined;
 }
 
-async function* flatRecords(rows: AsyncIterable<CsvRow>, w: WritableResource): AsyncGenerator<SourceRecord> {
+async function* flatRecords(rows: AsyncIterable<CsvRow>, w: Resource): AsyncGenerator<SourceRecord> {
   const properties = w.createSchema.properties as Record<string, JsonSchema>;
   const allowed = [...READ_ONLY_COLUMNS, ...Object.keys(properties)];
   const columns = Object.fromEntries(allowed.map((c) => [c, c]));
@@ -61,13 +60,13 @@ async function* flatRecords(rows: AsyncIterable<CsvRow>, w: WritableResource): A
   }
 }
 
-/** The records of a CSV file with a header row of API field names (orders: see order-rows.ts). */
-export async function* csvRecords(stream: Readable, w: WritableResource, delimiter: string): AsyncGenerator<SourceRecord> {
+/** The records of a CSV file with a header row of API field names (a resource exported a row per nested element: see grouped-rows.ts). */
+export async function* csvRecords(stream: Readable, w: Resource, delimiter: string): AsyncGenerator<SourceRecord> {
   const rows = csvRows(stream, delimiter);
   try {
-    if (w.def.collection === 'orders') {
+    if (w.exportRowPer) {
       let first = true;
-      for await (const record of orderRecords(rows, w, (columns) => checkHeader(columns, ORDER_CSV_COLUMNS))) {
+      for await (const record of groupedRecords(rows, w, (columns) => checkHeader(columns, groupedLayout(w).all))) {
         yield record;
         if (first && record.fatal) return;
         first = false;

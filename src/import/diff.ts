@@ -1,6 +1,5 @@
-import type { JsonSchema, Row } from '../listing/resource.ts';
-import { MONEY_INPUT, normalizeMoney } from '../modules/money.ts';
-import type { Input, WritableResource } from '../modules/writer.ts';
+import { isMoneySchema, normalizeMoney } from '../money.ts';
+import type { Input, JsonSchema, Resource, Row } from '../resources/types.ts';
 import type { FieldIssue } from './validate.ts';
 
 const nullable = (schema: JsonSchema | undefined) => Array.isArray(schema?.type) && (schema.type as unknown[]).includes('null');
@@ -19,7 +18,7 @@ function sameMoney(given: string, stored: unknown): boolean {
  */
 export function sameValue(given: unknown, stored: unknown, schema: JsonSchema | undefined): boolean {
   if (given === null) return stored === null || stored === undefined;
-  if (typeof given === 'string' && schema?.pattern === MONEY_INPUT.pattern) return sameMoney(given, stored);
+  if (typeof given === 'string' && isMoneySchema(schema)) return sameMoney(given, stored);
   if (typeof given === 'number') return stored !== null && Number(stored) === given;
   if (Array.isArray(given)) {
     const items = schema?.items as JsonSchema | undefined;
@@ -42,7 +41,7 @@ export function sameValue(given: unknown, stored: unknown, schema: JsonSchema | 
  * What a record would change in an existing item: the fields that differ, as a patch. A field that a patch
  * cannot carry (a parameter value's productId) must equal what is stored, or the record is refused.
  */
-export function changesOf(w: WritableResource, record: Input, existing: Row): { patch: Input; issues: FieldIssue[] } {
+export function changesOf(w: Resource, record: Input, existing: Row): { patch: Input; issues: FieldIssue[] } {
   const properties = w.createSchema.properties as Record<string, JsonSchema>;
   const patchable = new Set(Object.keys(w.patchSchema.properties as Record<string, JsonSchema>));
   const patch: Input = {};

@@ -1,9 +1,13 @@
 import { sql } from 'kysely';
 import type { Store } from '../db/database.ts';
 import { AppError } from '../errors/app-error.ts';
+import type { EventBus } from '../events/bus.ts';
 import { publishStagedEvents, stageEvents, type WriteContext } from '../events/log.ts';
-import { createItem, inTransaction, updateItem, type Input, type WritableResource } from '../modules/writer.ts';
-import { writerByCollection } from '../modules/writers.ts';
+import { inTransaction } from '../events/transaction.ts';
+import { appRegistry } from '../modules/registry.ts';
+import type { Registry } from '../resources/registry.ts';
+import type { Input, Resource } from '../resources/types.ts';
+import { createItem, updateItem } from '../resources/writer.ts';
 import { changesOf } from './diff.ts';
 import { findExisting } from './match.ts';
 import { formatOf, openSource, resourceOf, type ImportFormat, type LineIssue, type SourceRecord } from './source.ts';
@@ -19,8 +23,10 @@ export interface ImportOptions {
   /** Stop reading after this many problems (they are all reported). */
   maxErrors?: number;
   onProgress?(bytesRead: number, totalBytes: number): void;
-  /** Called after the commit (the admin API wakes its event bus here). */
-  afterCommit?(): void;
+  /** The store's resources (by default its own): which collections there are, and how each is written. */
+  resources?: Registry;
+  /** Woken after the commit when the import recorded events (a server's own bus; another process hears NOTIFY or polls). */
+  bus?: EventBus;
 }
 
 export interface ImportResult {
@@ -64,7 +70,7 @@ function positiveId(value: unknown): number | undefined | null {
 }
 
 /** One record through the admin API's own write path: same validation, same checks, same events. */
-async function writeRecord(w: WriteContext, r: WritableResource, v: RecordValidators, record: Input): Promise<Outcome> {
+async function writeRecord(w: WriteContext, registry: Registry, r: Resource, v: RecordValidators, record: Input): Promise<Outcome> {
   // Timestamps are the store's own; an export's id column says which item a row is.
   const { id: rawId, createdAt: _createdAt, updatedAt: _updatedAt, ...fields } = record;
   const id = positiveId(rawId);
@@ -78,17 +84,17 @@ async function writeRecord(w: WriteContext, r: WritableResource, v: RecordValida
     if (Object.keys(patch).length === 0) return { done: 'unchanged' };
     const invalid = validateRecord(v.patch, patch);
     if (invalid.length) return { issues: invalid };
-    await updateItem(w, r, Number(existing.id), patch);
+    await updateItem(w, registry, r, Number(existing.id), patch);
     return { done: 'updated' };
   }
   const invalid = validateRecord(v.create, fields);
   if (invalid.length) return { issues: invalid };
-  await createItem(w, r, fields, id);
+  await createItem(w, registry, r, fields, id);
   return { done: 'created', explicitId: id !== undefined };
 }
 
 /** Items created with ids of their own leave PostgreSQL's identity sequence behind; move it past them. */
-async function advanceSequence(w: WriteContext, r: WritableResource): Promise<void> {
+async function advanceSequence(w: WriteContext, r: Resource): Promise<void> {
   if (w.dialect !== 'postgres') return;
   await sql`select setval(pg_get_serial_sequence(${r.table}, 'id'), (select max(id) from ${sql.table(r.table)}))`.execute(w.trx);
 }
@@ -103,9 +109,10 @@ function issuesOf(source: SourceRecord, found: FieldIssue[]): LineIssue[] {
  * maxErrors) rolls the whole file back. A record updates the item with its `id` or natural key, else creates.
  */
 export async function importFile(store: Store, path: string, options: ImportOptions = {}): Promise<ImportResult> {
-  const resource = resourceOf(path, [...writerByCollection.keys()], options.resource);
+  const registry = options.resources ?? appRegistry();
+  const resource = resourceOf(path, [...registry.byCollection.keys()], options.resource);
   const format = formatOf(path, options.format);
-  const writer = writerByCollection.get(resource)!;
+  const writer = registry.byCollection.get(resource)!;
   const validators = validatorsFor(writer);
   const maxErrors = options.maxErrors ?? 100;
   const source = openSource(path, format, writer, options.delimiter);
@@ -114,7 +121,7 @@ export async function importFile(store: Store, path: string, options: ImportOpti
   let truncated = false;
   let lastProgress = 0;
 
-  const events = await inTransaction(store, async (outer) => {
+  const events = await inTransaction(store, options.bus, async (outer) => {
     // The events are recorded at the end, so that other writers do not wait for this one (see stageEvents).
     const w = await stageEvents(outer);
     for await (const item of source.records) {
@@ -131,7 +138,7 @@ export async function importFile(store: Store, path: string, options: ImportOpti
       }
       if (!item.record) continue;
       try {
-        const outcome = await writeRecord(w, writer, validators, item.record);
+        const outcome = await writeRecord(w, registry, writer, validators, item.record);
         if ('issues' in outcome) problems.push(...issuesOf(item, outcome.issues));
         else {
           tally[outcome.done]++;
@@ -149,7 +156,7 @@ export async function importFile(store: Store, path: string, options: ImportOpti
     if (problems.length) throw new ImportFailed(resource, problems.slice(0, maxErrors), truncated || problems.length > maxErrors);
     if (tally.explicitIds) await advanceSequence(w, writer);
     return publishStagedEvents(w);
-  }, options.afterCommit);
+  });
   options.onProgress?.(source.totalBytes, source.totalBytes);
   const { records, created, updated, unchanged } = tally;
   return { resource, format, records, created, updated, unchanged, events };

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { createInterface } from 'node:readline';
-import type { Input } from '../modules/writer.ts';
+import type { Input } from '../resources/types.ts';
 import type { SourceRecord } from './source.ts';
 
 /** One JSON object per line (JSON Lines, also called NDJSON); blank lines are skipped. */

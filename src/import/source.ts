@@ -1,7 +1,6 @@
 import { createReadStream, statSync } from 'node:fs';
 import { basename } from 'node:path';
-import type { Input } from '../modules/writer.ts';
-import type { WritableResource } from '../modules/writer.ts';
+import type { Input, Resource } from '../resources/types.ts';
 import { csvRecords, detectDelimiter } from './csv.ts';
 import { jsonlRecords } from './jsonl.ts';
 
@@ -67,9 +66,9 @@ export function resourceOf(path: string, collections: string[], given?: string):
 }
 
 /** Opens the file as a stream of records: nothing is read whole into memory. */
-export function openSource(path: string, format: ImportFormat, writer: WritableResource, delimiter?: string): RecordSource {
+export function openSource(path: string, format: ImportFormat, resource: Resource, delimiter?: string): RecordSource {
   const totalBytes = statSync(path).size;
   const stream = createReadStream(path, { highWaterMark: 1 << 20 });
-  const records = format === 'jsonl' ? jsonlRecords(stream) : csvRecords(stream, writer, delimiter ?? detectDelimiter(path));
+  const records = format === 'jsonl' ? jsonlRecords(stream) : csvRecords(stream, resource, delimiter ?? detectDelimiter(path));
   return { format, totalBytes, bytesRead: () => stream.bytesRead, records };
 }

@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsPlugin from 'ajv-formats';
 import { validationReason } from '../errors/validation-reasons.ts';
-import type { Input, WritableResource } from '../modules/writer.ts';
+import type { Input, Resource } from '../resources/types.ts';
 
 /** One problem with one field of a record; `field` is a dotted path (`items.2.quantity`) or absent for the whole record. */
 export interface FieldIssue {
@@ -25,9 +25,9 @@ export interface RecordValidators {
   shape: ValidateFunction;
 }
 
-const compiled = new Map<WritableResource, RecordValidators>();
+const compiled = new WeakMap<Resource, RecordValidators>();
 
-export function validatorsFor(w: WritableResource): RecordValidators {
+export function validatorsFor(w: Resource): RecordValidators {
   let v = compiled.get(w);
   if (!v) {
     const shape = { type: 'object', additionalProperties: false, properties: w.createSchema.properties };

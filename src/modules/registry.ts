@@ -10,5 +10,8 @@ import { products } from './products/resource.ts';
 /** Every collection of the API, declared in its folder. A new resource is a folder under modules/ and one line here. */
 export const RESOURCES: readonly Resource[] = [products, categories, brands, productParameters, productFilters, orders];
 
-/** The store's registry: what the server's context carries (`ctx.resources`), and the CLI uses. */
-export const appRegistry = (extra: readonly Resource[] = []): Registry => createRegistry([...RESOURCES, ...extra]);
+let own: Registry | undefined;
+
+/** The store's registry (what the server's context carries as `ctx.resources`, and the CLI uses); with `extra`, a new one that adds them. */
+export const appRegistry = (extra: readonly Resource[] = []): Registry =>
+  extra.length ? createRegistry([...RESOURCES, ...extra]) : (own ??= createRegistry(RESOURCES));

@@ -122,6 +122,20 @@ export interface Unique extends UniqueDeclaration {
  */
 export type NaturalKey = readonly string[] | ((w: WriteContext, record: Input) => Promise<number | undefined>);
 
+/**
+ * A row of a lookup table that is no resource (a parameter, a filter and its values) named by a mirrored
+ * item: a follower derives it, with the main store's id, from the items that name it, and writes it first.
+ */
+export interface MirrorLookup {
+  table: string;
+  /** The row the item names (an id below 1 when it names none). */
+  of(item: Row, now: string): Row & { id: number };
+  /** Columns that tell whether a stored row already matches. */
+  compare: string[];
+  /** The unique column, alone or together with a scope column: another row holding the value is moved aside. */
+  unique: { column: string; scope?: string };
+}
+
 /** Resource-specific steps of a write; everything else (checks, row, events) the kernel derives. */
 export interface WriteHooks {
   /** Resolves derived inputs (parameterName → parameterId) before references are checked; may refuse the input. */
@@ -166,6 +180,8 @@ export interface ResourceDeclaration extends WriteHooks {
   naturalKey?: NaturalKey;
   /** A follower store copies it from its main store (sync). */
   mirror?: boolean;
+  /** Lookup rows a mirrored item names, which a follower writes before the item. */
+  lookups?: MirrorLookup[];
   /** Inputs that are no field (order items, written by `afterWrite`), and create-time rules over several fields. */
   input?: { extra?: Record<string, { schema: JsonSchema; required?: boolean }>; createAnyOf?: JsonSchema[] };
   /**

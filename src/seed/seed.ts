@@ -2,15 +2,16 @@ import type { Store } from '../db/database.ts';
 import { nowIso } from '../db/database.ts';
 import { recordEvents, type NewEvent, type WriteContext } from '../events/log.ts';
 import { decodeRows, selectFields } from '../listing/engine.ts';
-import type { ResourceDef, Row } from '../listing/resource.ts';
-import { fromCents, includedVat, toCents } from '../modules/money.ts';
+import { fromCents, includedVat, toCents } from '../money.ts';
+import { eventFor } from '../resources/events.ts';
+import type { Resource as ResourceDef, Row } from '../resources/types.ts';
 import { brands as brandDef } from '../modules/brands/resource.ts';
 import { categories as categoryDef } from '../modules/categories/resource.ts';
 import { orders as orderDef } from '../modules/orders/resource.ts';
 import { productFilters as productFilterDef } from '../modules/product-filters/resource.ts';
 import { productParameters as productParameterDef } from '../modules/product-parameters/resource.ts';
 import { products as productDef } from '../modules/products/resource.ts';
-import { slugify } from '../modules/writer.ts';
+import { slugify } from '../resources/slug.ts';
 import { ADJECTIVES, BRANDS, CATEGORY_TREE, CITIES, FILTERS, FIRST_NAMES, LAST_NAMES, PARAMETERS, SENTENCES, type CategorySeed } from './catalog.ts';
 import { Random } from './random.ts';
 
@@ -47,7 +48,7 @@ async function itemsByIds(w: WriteContext, def: ResourceDef, ids: number[]): Pro
 }
 
 const created = (def: ResourceDef, items: Row[]): NewEvent[] =>
-  items.map((data) => ({ type: `${def.event}.created`, resource: def.event, resourceId: Number(data.id), data }));
+  items.map((data) => eventFor(def, 'created', Number(data.id), data));
 
 async function insertReturningIds(w: WriteContext, table: 'brands' | 'categories' | 'products' | 'product_parameters' | 'product_filters' | 'orders', rows: Record<string, unknown>[]): Promise<number[]> {
   const ids: number[] = [];

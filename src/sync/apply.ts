@@ -1,11 +1,13 @@
 import type { Trx } from '../db/database.ts';
 import { recordEvents, type NewEvent, type WriteContext } from '../events/log.ts';
 import { decodeRows, selectFields } from '../listing/engine.ts';
-import type { ResourceDef, Row } from '../listing/resource.ts';
-import { normalizeMoney } from '../modules/money.ts';
+import { appRegistry } from '../modules/registry.ts';
+import { normalizeMoney } from '../money.ts';
+import { eventFor } from '../resources/events.ts';
+import type { Resource as ResourceDef, Row } from '../resources/types.ts';
 import type { ChangeEvent } from './client.ts';
 import { upsertDefinitions } from './definitions.ts';
-import { MIRRORS, mirrorByCollection, mirrorByEvent, type Mirror, type RefTable } from './mirrors.ts';
+import { mirrorsOf, type Mirror, type Mirrors } from './mirrors.ts';
 import { bumpSequences, chunks, clearColumn, deleteIds, existingIds, moveAside, rowsWhereIn, upsertById } from './rows.ts';
 
 /**
@@ -49,12 +51,15 @@ export function addDelete(set: ChangeSet, collection: string, id: number): void 
   entry(set.deletes, collection, () => new Set()).add(id);
 }
 
+/** The followed collections of the store's own resources: what a follower copies unless told of others. */
+export const ownMirrors = (): Mirrors => mirrorsOf(appRegistry());
+
 /** Events of the main store's feed as a change set; events of collections not followed (orders) are left out. */
-export function changeSetOfEvents(events: ChangeEvent[]): { set: ChangeSet; ignored: number } {
+export function changeSetOfEvents(events: ChangeEvent[], mirrors: Mirrors = ownMirrors()): { set: ChangeSet; ignored: number } {
   const set = emptyChangeSet();
   let ignored = 0;
   for (const e of events) {
-    const mirror = mirrorByEvent.get(e.resource);
+    const mirror = mirrors.byEvent.get(e.resource);
     const action = e.type.startsWith(`${e.resource}.`) ? e.type.slice(e.resource.length + 1) : '';
     if (!mirror || !['created', 'updated', 'deleted'].includes(action)) {
       ignored++;
@@ -155,14 +160,14 @@ async function writable(trx: Trx, m: Mirror, rows: Array<Record<string, unknown>
   return ordered;
 }
 
-async function upsertMirror(w: WriteContext, m: Mirror, items: Row[], touched: Touched, written: Set<RefTable>): Promise<number> {
+async function upsertMirror(w: WriteContext, m: Mirror, items: Row[], touched: Touched, written: Set<string>): Promise<number> {
   const collection = m.def.collection;
   const current = await currentItems(w.trx, m.def, items.map((i) => Number(i.id)));
   const changed = items.filter((i) => !sameItem(m.def, current.get(Number(i.id)), i));
   if (changed.length === 0) return 0;
-  await upsertDefinitions(w.trx, w.dialect, collection, changed, w.now);
-  if (m.table === 'product_parameters') written.add('parameters');
-  if (m.table === 'product_filters') written.add('filters').add('filter_values');
+  const lookups = m.def.lookups ?? [];
+  await upsertDefinitions(w.trx, w.dialect, lookups, changed, w.now);
+  for (const lookup of lookups) written.add(lookup.table);
   const rows = await writable(w.trx, m, changed.map((i) => ({ id: Number(i.id), ...m.toRow(i) })));
   const deferred = changed.length - rows.length;
   if (rows.length === 0) return deferred;
@@ -193,15 +198,15 @@ async function upsertMirror(w: WriteContext, m: Mirror, items: Row[], touched: T
   return deferred;
 }
 
-async function deleteMirror(w: WriteContext, m: Mirror, ids: number[], touched: Touched): Promise<void> {
+async function deleteMirror(w: WriteContext, mirrors: Mirrors, m: Mirror, ids: number[], touched: Touched): Promise<void> {
   const present = [...(await existingIds(w.trx, m.table, ids))];
   if (present.length === 0) return;
   for (const ref of m.referencedBy) {
-    const other = mirrorByCollection.get(ref.collection)!;
+    const other = mirrors.byCollection.get(ref.collection)!;
     const dependents = (await rowsWhereIn(w.trx, other.table, ref.column, present, ['id'])).map((r) => Number(r.id));
     if (dependents.length === 0) continue;
     if (ref.action === 'delete') {
-      await deleteMirror(w, other, dependents, touched);
+      await deleteMirror(w, mirrors, other, dependents, touched);
     } else {
       // Only a state in between can still point here (the main store refuses such deletes): its next change sets it right.
       await clearColumn(w.trx, other.table, ref.column, dependents);
@@ -213,10 +218,10 @@ async function deleteMirror(w: WriteContext, m: Mirror, ids: number[], touched: 
 }
 
 /** The follower's own events for what this transaction changed, as its own API now shows each item. */
-async function eventsOf(w: WriteContext, touched: Touched): Promise<NewEvent[]> {
+async function eventsOf(w: WriteContext, mirrors: Mirrors, touched: Touched): Promise<NewEvent[]> {
   const upserted: NewEvent[] = [];
   const deleted: NewEvent[][] = [];
-  for (const m of MIRRORS) {
+  for (const m of mirrors.list) {
     const rows = touched.byCollection.get(m.def.collection);
     if (!rows?.size) continue;
     const now = await currentItems(w.trx, m.def, [...rows.keys()].filter((id) => !touched.asWritten(m.def.collection, id)));
@@ -227,8 +232,8 @@ async function eventsOf(w: WriteContext, touched: Touched): Promise<NewEvent[]> 
     const gone: NewEvent[] = [];
     for (const [id, existed] of rows) {
       const item = now.get(id);
-      if (item) upserted.push({ type: `${m.def.event}.${existed ? 'updated' : 'created'}`, resource: m.def.event, resourceId: id, data: item });
-      else if (existed) gone.push({ type: `${m.def.event}.deleted`, resource: m.def.event, resourceId: id, data: { id } });
+      if (item) upserted.push(eventFor(m.def, existed ? 'updated' : 'created', id, item));
+      else if (existed) gone.push(eventFor(m.def, 'deleted', id, { id }));
     }
     deleted.push(gone);
   }
@@ -241,19 +246,19 @@ async function eventsOf(w: WriteContext, touched: Touched): Promise<NewEvent[]> 
  * collections first), then deletes (referencing collections first), then records this store's own events.
  * Applying the same set twice changes nothing the second time and records no event.
  */
-export async function applyChangeSet(w: WriteContext, set: ChangeSet): Promise<ApplyResult> {
+export async function applyChangeSet(w: WriteContext, set: ChangeSet, mirrors: Mirrors = ownMirrors()): Promise<ApplyResult> {
   const touched = new Touched();
-  const written = new Set<RefTable>();
+  const written = new Set<string>();
   let deferred = 0;
-  for (const m of MIRRORS) {
+  for (const m of mirrors.list) {
     const items = set.upserts.get(m.def.collection);
     if (items?.size) deferred += await upsertMirror(w, m, [...items.values()], touched, written);
   }
-  for (const m of [...MIRRORS].reverse()) {
+  for (const m of [...mirrors.list].reverse()) {
     const ids = set.deletes.get(m.def.collection);
-    if (ids?.size) await deleteMirror(w, m, [...ids], touched);
+    if (ids?.size) await deleteMirror(w, mirrors, m, [...ids], touched);
   }
   await bumpSequences(w.trx, w.dialect, written);
-  await recordEvents(w, await eventsOf(w, touched));
+  await recordEvents(w, await eventsOf(w, mirrors, touched));
   return { changed: touched.size, deferred };
 }

@@ -4,7 +4,10 @@ import { nowIso } from '../db/database.ts';
 import { applyChangeSet, changeSetOfEvents } from './apply.ts';
 import { backoffDelay, DEFAULT_BACKOFF, sleep, type Backoff } from './backoff.ts';
 import { MainStoreClient, SyncError, type ChangesPage, type SyncLog } from './client.ts';
-import { REQUIRED_SCOPES } from './mirrors.ts';
+import type { EventBus } from '../events/bus.ts';
+import { appRegistry } from '../modules/registry.ts';
+import type { Registry } from '../resources/registry.ts';
+import { mirrorsOf } from './mirrors.ts';
 import { relaxedCommit } from './rows.ts';
 import { checkFirstSync, insecureSource } from './guard.ts';
 import { takeSnapshot } from './snapshot.ts';
@@ -29,8 +32,10 @@ export interface SyncOptions {
    * credential, missing scopes) ends the run. The CLI ends, one line on stderr; `serve` keeps trying.
    */
   exitOnStartupError?: boolean;
-  /** Called after each committed local transaction (the server wakes its own long-polling readers). */
-  onApplied?: () => void;
+  /** The resources of this store (by default its own): which of them it follows, and how each is copied. */
+  resources?: Registry;
+  /** This process's event bus, woken after each local transaction that recorded events (the server's own long-polling readers and webhooks). */
+  bus?: EventBus;
   /** Retry pacing (tests shorten it). */
   backoff?: Backoff;
   /** A first sync into a store whose followed collections hold rows replaces them (`--force`, SYNC_FORCE); otherwise it is refused. */
@@ -68,6 +73,7 @@ function describe(error: unknown): string {
 export async function runSync(o: SyncOptions): Promise<SyncOutcome> {
   const started = Date.now();
   const { store, log } = o;
+  const mirrors = mirrorsOf(o.resources ?? appRegistry());
   const batchSize = o.batchSize ?? BATCH;
   const wait = o.follow ? (o.waitSeconds ?? WAIT_SECONDS) : 0;
   let lastErrorNote = 0;
@@ -96,24 +102,26 @@ export async function runSync(o: SyncOptions): Promise<SyncOutcome> {
 
   const checkScopes = async () => {
     const scopes = await client.scopes();
-    const missing = REQUIRED_SCOPES.filter((s) => !scopes.has(s));
-    if (missing.length) throw new SyncError(`the credential lacks scopes on the main store: ${missing.join(', ')} (a follower needs ${REQUIRED_SCOPES.join(', ')})`, 'permanent');
+    const missing = mirrors.requiredScopes.filter((s) => !scopes.has(s));
+    if (missing.length) throw new SyncError(`the credential lacks scopes on the main store: ${missing.join(', ')} (a follower needs ${mirrors.requiredScopes.join(', ')})`, 'permanent');
   };
 
   const applyPage = async (page: ChangesPage, cursor: number): Promise<number> => {
     const last = page.data[page.data.length - 1];
     const t0 = Date.now();
-    const { set, ignored } = changeSetOfEvents(page.data);
+    const { set, ignored } = changeSetOfEvents(page.data, mirrors);
+    const recorded = { events: 0 };
     const result = await store.db.transaction().execute(async (trx) => {
       await relaxedCommit(trx, store.dialect);
-      const w = { trx, dialect: store.dialect, now: nowIso() };
-      const applied = await applyChangeSet(w, set);
+      const w = { trx, dialect: store.dialect, now: nowIso(), recorded };
+      const applied = await applyChangeSet(w, set, mirrors);
       const lagMs = Math.max(0, Date.now() - Date.parse(last.occurredAt));
       await advanceCursor(trx, { cursor: last.seq, events: page.data.length, changes: applied.changed, lastEventAt: last.occurredAt, lagMs, now: w.now });
       if (!page.pagination.hasMore) await noteHead(trx, last.seq);
       return { ...applied, lagMs };
     });
-    if (result.changed) o.onApplied?.();
+    // Woken after the commit, by the write path itself.
+    if (recorded.events > 0) o.bus?.appended();
     outcome.events += page.data.length;
     outcome.changes += result.changed;
     log.info({ from: cursor, to: last.seq, events: page.data.length, changes: result.changed, ignored, deferred: result.deferred, lagMs: result.lagMs, ms: Date.now() - t0 }, 'sync: applied a batch');
@@ -142,9 +150,9 @@ export async function runSync(o: SyncOptions): Promise<SyncOutcome> {
         let state = await readState(store.db);
         if (!state || state.sourceUrl !== client.baseUrl || state.phase === 'snapshot') {
           // Never followed anything: the snapshot would replace a catalogue of this store's own.
-          if (!state) await checkFirstSync(store.db, client.baseUrl, o.force ?? false);
+          if (!state) await checkFirstSync(store.db, mirrors, client.baseUrl, o.force ?? false);
           if (state && state.sourceUrl !== client.baseUrl) log.warn({ previous: state.sourceUrl, source: client.baseUrl }, 'sync: the main store changed; taking a fresh snapshot');
-          const s = await takeSnapshot(store, client, log, o.onApplied);
+          const s = await takeSnapshot(store, client, mirrors, log, o.bus);
           connected = true;
           outcome.snapshot = { items: s.items, changes: s.changes, ms: s.ms };
           outcome.changes += s.changes;
@@ -155,7 +163,7 @@ export async function runSync(o: SyncOptions): Promise<SyncOutcome> {
         for (;;) {
           const page = await (pending ?? client.changes(cursor, batchSize, wait));
           pending = undefined;
-          checkChangesPage(page);
+          checkChangesPage(page, mirrors);
           connected = true;
           failures = 0;
           const more = page.pagination.hasMore && page.data.length > 0;

@@ -1,13 +1,15 @@
 import { isIP } from 'node:net';
 import type { Executor } from '../db/database.ts';
+import { loose } from '../resources/loose.ts';
 import { SyncError } from './client.ts';
-import { MIRRORS } from './mirrors.ts';
+import { ownMirrors } from './apply.ts';
+import type { Mirrors } from './mirrors.ts';
 
 /** Rows each followed collection holds here, by collection; only those that hold any. */
-export async function localCatalogue(db: Executor): Promise<Record<string, number>> {
+export async function localCatalogue(db: Executor, mirrors: Mirrors = ownMirrors()): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
-  for (const m of MIRRORS) {
-    const row = await db.selectFrom(m.table).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
+  for (const m of mirrors.list) {
+    const row = await loose(db).selectFrom(m.table).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
     if (Number(row.n) > 0) counts[m.def.collection] = Number(row.n);
   }
   return counts;
@@ -18,9 +20,9 @@ export async function localCatalogue(db: Executor): Promise<Record<string, numbe
  * have are deleted. Into a store that has a catalogue of its own that is a loss nobody asked for by accident,
  * so it is refused unless forced (`--force`, SYNC_FORCE=true), with what would go.
  */
-export async function checkFirstSync(db: Executor, source: string, force: boolean): Promise<void> {
+export async function checkFirstSync(db: Executor, mirrors: Mirrors, source: string, force: boolean): Promise<void> {
   if (force) return;
-  const counts = await localCatalogue(db);
+  const counts = await localCatalogue(db, mirrors);
   const held = Object.entries(counts).map(([collection, n]) => `${n} ${collection}`);
   if (held.length === 0) return;
   throw new SyncError(

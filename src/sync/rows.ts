@@ -1,6 +1,5 @@
 import { CompiledQuery, sql, type Transaction } from 'kysely';
 import type { Dialect, Trx } from '../db/database.ts';
-import type { RefTable } from './mirrors.ts';
 
 // The sync writes several tables through one code path, so it addresses them by name at run time.
 type LooseDb = Record<string, Record<string, unknown>>;
@@ -24,7 +23,7 @@ const quote = (name: string): string => `"${name.replace(/"/g, '""')}"`;
  * statement is written directly rather than through the query builder: a snapshot sends hundreds of
  * thousands of rows this way, and building a node per value cost more than the database's own work.
  */
-export async function upsertById(trx: Trx, dialect: Dialect, table: RefTable, rows: Array<Record<string, unknown>>, keep: string[] = []): Promise<void> {
+export async function upsertById(trx: Trx, dialect: Dialect, table: string, rows: Array<Record<string, unknown>>, keep: string[] = []): Promise<void> {
   if (rows.length === 0) return;
   const columns = Object.keys(rows[0]);
   const updated = columns.filter((c) => c !== 'id' && !keep.includes(c));
@@ -44,7 +43,7 @@ export async function upsertById(trx: Trx, dialect: Dialect, table: RefTable, ro
 }
 
 /** Rows of `table` whose `column` is one of `values`, with the columns asked for. */
-export async function rowsWhereIn(trx: Trx, table: RefTable, column: string, values: unknown[], select: string[]): Promise<Array<Record<string, unknown>>> {
+export async function rowsWhereIn(trx: Trx, table: string, column: string, values: unknown[], select: string[]): Promise<Array<Record<string, unknown>>> {
   const distinct = [...new Set(values.filter((v) => v !== null && v !== undefined))];
   const out: Array<Record<string, unknown>> = [];
   for (const part of chunks(distinct, ID_CHUNK)) {
@@ -53,12 +52,12 @@ export async function rowsWhereIn(trx: Trx, table: RefTable, column: string, val
   return out;
 }
 
-export async function existingIds(trx: Trx, table: RefTable, ids: unknown[]): Promise<Set<number>> {
+export async function existingIds(trx: Trx, table: string, ids: unknown[]): Promise<Set<number>> {
   return new Set((await rowsWhereIn(trx, table, 'id', ids, ['id'])).map((r) => Number(r.id)));
 }
 
 /** Ids of `table` in (after, through] (through undefined: no upper bound). */
-export async function idsInRange(trx: Trx, table: RefTable, after: number, through: number | undefined): Promise<number[]> {
+export async function idsInRange(trx: Trx, table: string, after: number, through: number | undefined): Promise<number[]> {
   let q = loose(trx).selectFrom(table).select('id').where('id', '>', after);
   if (through !== undefined) q = q.where('id', '<=', through);
   return (await q.execute()).map((r) => Number(r.id));
@@ -68,7 +67,7 @@ export async function idsInRange(trx: Trx, table: RefTable, after: number, throu
  * Gives rows holding a unique value that another row is about to take a value of their own (the old value
  * with `~moved-<id>`): the change that gives them their real value is further on in the feed.
  */
-export async function moveAside(trx: Trx, table: RefTable, column: string, ids: number[]): Promise<void> {
+export async function moveAside(trx: Trx, table: string, column: string, ids: number[]): Promise<void> {
   for (const part of chunks(ids, ID_CHUNK)) {
     await loose(trx).updateTable(table)
       .set({ [column]: sql`${sql.ref(column)} || ${'~moved-'} || cast(id as text)` })
@@ -77,11 +76,11 @@ export async function moveAside(trx: Trx, table: RefTable, column: string, ids: 
   }
 }
 
-export async function deleteIds(trx: Trx, table: RefTable, ids: number[]): Promise<void> {
+export async function deleteIds(trx: Trx, table: string, ids: number[]): Promise<void> {
   for (const part of chunks(ids, ID_CHUNK)) await loose(trx).deleteFrom(table).where('id', 'in', part).execute();
 }
 
-export async function clearColumn(trx: Trx, table: RefTable, column: string, ids: number[]): Promise<void> {
+export async function clearColumn(trx: Trx, table: string, column: string, ids: number[]): Promise<void> {
   for (const part of chunks(ids, ID_CHUNK)) await loose(trx).updateTable(table).set({ [column]: null }).where('id', 'in', part).execute();
 }
 
@@ -89,7 +88,7 @@ export async function clearColumn(trx: Trx, table: RefTable, column: string, ids
  * After rows were inserted with explicit ids, PostgreSQL's identity sequence must be moved past them so
  * that a later local insert does not pick a taken id. (SQLite's AUTOINCREMENT follows by itself.)
  */
-export async function bumpSequences(trx: Trx, dialect: Dialect, tables: Iterable<RefTable>): Promise<void> {
+export async function bumpSequences(trx: Trx, dialect: Dialect, tables: Iterable<string>): Promise<void> {
   if (dialect !== 'postgres') return;
   for (const table of tables) {
     await sql`select setval(s.name, m.max_id)

@@ -1,8 +1,9 @@
 import type { Store } from '../db/database.ts';
 import { nowIso } from '../db/database.ts';
+import type { EventBus } from '../events/bus.ts';
 import { addDelete, addUpsert, applyChangeSet, emptyChangeSet, positiveId } from './apply.ts';
 import type { ListingPage, MainStoreClient, SyncLog } from './client.ts';
-import { MIRRORS, type Mirror } from './mirrors.ts';
+import type { Mirror, Mirrors } from './mirrors.ts';
 import { idsInRange, relaxedCommit } from './rows.ts';
 import { beginSnapshot, finishSnapshot } from './state.ts';
 import { checkListingPage } from './validate.ts';
@@ -22,7 +23,7 @@ export interface SnapshotResult {
  * ids fall in a page's range but are not in it no longer exist on the main store and are deleted, so a
  * follower with stale or extra rows ends equal, without holding every id in memory.
  */
-async function copyCollection(store: Store, client: MainStoreClient, m: Mirror, onApplied?: () => void): Promise<{ items: number; changes: number; deferred: number }> {
+async function copyCollection(store: Store, client: MainStoreClient, mirrors: Mirrors, m: Mirror, bus?: EventBus): Promise<{ items: number; changes: number; deferred: number }> {
   const collection = m.def.collection;
   let after = 0;
   let items = 0;
@@ -31,7 +32,7 @@ async function copyCollection(store: Store, client: MainStoreClient, m: Mirror, 
   let next: Promise<ListingPage> = client.list(collection, undefined, SNAPSHOT_PAGE);
   for (;;) {
     const page = await next;
-    checkListingPage(collection, page);
+    checkListingPage(m, page);
     const cursor = page.pagination.hasMore ? page.pagination.nextCursor : null;
     // The next page travels while this one is written.
     if (cursor) {
@@ -40,15 +41,17 @@ async function copyCollection(store: Store, client: MainStoreClient, m: Mirror, 
     }
     const ids = page.data.map((item) => positiveId(item.id, `a ${collection} item`));
     const last = ids.length ? Math.max(...ids) : after;
+    const recorded = { events: 0 };
     const result = await store.db.transaction().execute(async (trx) => {
       await relaxedCommit(trx, store.dialect);
       const set = emptyChangeSet();
       for (const item of page.data) addUpsert(set, collection, item);
       const seen = new Set(ids);
       for (const id of await idsInRange(trx, m.table, after, cursor ? last : undefined)) if (!seen.has(id)) addDelete(set, collection, id);
-      return applyChangeSet({ trx, dialect: store.dialect, now: nowIso() }, set);
+      return applyChangeSet({ trx, dialect: store.dialect, now: nowIso(), recorded }, set, mirrors);
     });
-    if (result.changed) onApplied?.();
+    // Woken after the commit, by the write path (this store's own webhook dispatcher and long-polling readers).
+    if (recorded.events > 0) bus?.appended();
     items += ids.length;
     changes += result.changed;
     deferred += result.deferred;
@@ -62,7 +65,7 @@ async function copyCollection(store: Store, client: MainStoreClient, m: Mirror, 
  * listings, then the follower goes on from that head. Changes made while the copy runs are in the feed
  * after the head, so they are applied afterwards; applying a state twice is harmless.
  */
-export async function takeSnapshot(store: Store, client: MainStoreClient, log: SyncLog, onApplied?: () => void): Promise<SnapshotResult> {
+export async function takeSnapshot(store: Store, client: MainStoreClient, mirrors: Mirrors, log: SyncLog, bus?: EventBus): Promise<SnapshotResult> {
   const started = Date.now();
   const head = await client.head();
   await beginSnapshot(store.db, client.baseUrl, head, nowIso());
@@ -70,9 +73,9 @@ export async function takeSnapshot(store: Store, client: MainStoreClient, log: S
   let items = 0;
   let changes = 0;
   let deferred = 0;
-  for (const m of MIRRORS) {
+  for (const m of mirrors.list) {
     const t0 = Date.now();
-    const r = await copyCollection(store, client, m, onApplied);
+    const r = await copyCollection(store, client, mirrors, m, bus);
     items += r.items;
     changes += r.changes;
     deferred += r.deferred;

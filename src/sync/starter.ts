@@ -3,7 +3,7 @@ import type { AppContext } from '../context.ts';
 import type { BackgroundStarter } from '../background/task.ts';
 import type { SyncLog } from './client.ts';
 import { runSync } from './follower.ts';
-import { FOLLOWED_COLLECTIONS } from './mirrors.ts';
+import { mirrorsOf } from './mirrors.ts';
 import { followsMain } from './state.ts';
 
 /** How often `serve` looks whether a `sync` run in another process made this store a follower. */
@@ -11,7 +11,7 @@ const LOOK_EVERY_MS = 5_000;
 
 /** Marks the followed collections so the admin API refuses local edits of them (unless SYNC_ALLOW_LOCAL_EDITS). */
 export function setFollowed(ctx: AppContext, follows: boolean): void {
-  for (const c of FOLLOWED_COLLECTIONS) {
+  for (const c of mirrorsOf(ctx.resources).collections) {
     if (follows && !ctx.config.sync.allowLocalEdits) ctx.followed.add(c);
     else ctx.followed.delete(c);
   }
@@ -39,7 +39,7 @@ export const startSyncFollower: BackgroundStarter = async (ctx) => {
   const log = ctx.log?.child({ task: 'sync' }) ?? silentLog;
   const running = runSync({
     store: ctx.store, from, clientId, clientSecret, follow: true, log, signal: controller.signal,
-    exitOnStartupError: false, onApplied: () => ctx.bus.appended(), force: ctx.config.sync.force, maxBodyBytes: ctx.config.sync.maxBodyBytes,
+    exitOnStartupError: false, resources: ctx.resources, bus: ctx.bus, force: ctx.config.sync.force, maxBodyBytes: ctx.config.sync.maxBodyBytes,
   }).catch((err: unknown) => log.error({ error: err instanceof Error ? err.message : String(err) }, 'sync: follower stopped'));
   return {
     name: 'sync-follower',

@@ -4,7 +4,7 @@ import { validationReason } from '../errors/validation-reasons.ts';
 import { itemSchema } from '../listing/schemas.ts';
 import type { ChangeEvent, ChangesPage, ListingPage } from './client.ts';
 import { SyncError } from './client.ts';
-import { MIRRORS, mirrorByEvent } from './mirrors.ts';
+import type { Mirror, Mirrors } from './mirrors.ts';
 
 // ajv-formats is CommonJS with a `default` beside module.exports; under NodeNext the callable is the default import.
 const addFormats = addFormatsPlugin as unknown as typeof addFormatsPlugin.default;
@@ -15,10 +15,17 @@ const addFormats = addFormatsPlugin as unknown as typeof addFormatsPlugin.defaul
 const ajv = new Ajv({ allErrors: true, coerceTypes: false, useDefaults: false, removeAdditional: false, strict: false });
 addFormats(ajv);
 
-const itemValidators = new Map<string, ValidateFunction>(MIRRORS.map((m) => {
-  const { $id: _id, ...schema } = itemSchema(m.def);
-  return [m.def.collection, ajv.compile(schema)];
-}));
+const itemValidators = new WeakMap<Mirror, ValidateFunction>();
+
+/** The item schema of a followed collection, compiled once. */
+function itemValidator(m: Mirror): ValidateFunction {
+  let validate = itemValidators.get(m);
+  if (!validate) {
+    const { $id: _id, ...schema } = itemSchema(m.def);
+    itemValidators.set(m, (validate = ajv.compile(schema)));
+  }
+  return validate;
+}
 
 const pageShape = ajv.compile({
   type: 'object',
@@ -55,9 +62,10 @@ const refused = (what: string, detail: string) =>
   new SyncError(`the main store sent ${what} that this store's schema refuses (${detail}); nothing of the batch was applied`, 'permanent');
 
 /** A listing page of a followed collection: its envelope, then every item against the collection's item schema. */
-export function checkListingPage(collection: string, page: unknown): asserts page is ListingPage {
+export function checkListingPage(m: Mirror, page: unknown): asserts page is ListingPage {
+  const collection = m.def.collection;
   if (!pageShape(page)) throw refused(`a ${collection} page`, reasons(pageShape));
-  const validate = itemValidators.get(collection)!;
+  const validate = itemValidator(m);
   for (const item of (page as ListingPage).data) {
     if (!validate(item)) throw refused(`${collection} item ${JSON.stringify((item as { id?: unknown } | null)?.id ?? null)}`, reasons(validate));
   }
@@ -67,14 +75,14 @@ export function checkListingPage(collection: string, page: unknown): asserts pag
  * A page of the changes feed: its envelope, every event's own fields, and the item of every creation or
  * change of a followed collection (deletions carry only the id; collections not followed are left out unread).
  */
-export function checkChangesPage(page: unknown): asserts page is ChangesPage {
+export function checkChangesPage(page: unknown, mirrors: Mirrors): asserts page is ChangesPage {
   if (!pageShape(page)) throw refused('a page of the changes feed', reasons(pageShape));
   for (const event of (page as ChangesPage).data as unknown[]) {
     if (!eventShape(event)) throw refused('an event', reasons(eventShape));
     const e = event as ChangeEvent;
-    const mirror = mirrorByEvent.get(e.resource);
+    const mirror = mirrors.byEvent.get(e.resource);
     if (!mirror || e.type === `${e.resource}.deleted`) continue;
-    const validate = itemValidators.get(mirror.def.collection)!;
+    const validate = itemValidator(mirror);
     if (!validate({ ...e.data, id: e.resourceId })) throw refused(`${mirror.def.collection} item ${e.resourceId} in event ${e.seq}`, reasons(validate));
   }
 }

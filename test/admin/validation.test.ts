@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { WRITERS } from '../../src/modules/writers.ts';
+import { RESOURCES } from '../../src/modules/registry.ts';
 import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/app.ts';
 import { dialects } from '../helpers/databases.ts';
 import { problemOf } from '../helpers/problems.ts';
@@ -34,8 +34,8 @@ for (const dialect of await dialects()) {
     });
     after(() => t.close());
 
-    for (const w of WRITERS) {
-      const collection = w.def.collection;
+    for (const w of RESOURCES) {
+      const collection = w.collection;
       it(`${collection}: missing, unknown and mistyped fields are 400 problems naming each field`, async () => {
         const required = (w.createSchema.required as string[] | undefined) ?? [];
         const empty = problemOf(await t.admin('POST', `/admin/api/${collection}`, {}), 400, 'invalid_body');

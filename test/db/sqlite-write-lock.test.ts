@@ -7,8 +7,9 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import SQLite from 'better-sqlite3';
 import type { Scope } from '../../src/auth/scopes.ts';
-import { inTransaction, updateItem } from '../../src/modules/writer.ts';
-import { productWriter } from '../../src/modules/products/writer.ts';
+import { inTransaction } from '../../src/events/transaction.ts';
+import { products } from '../../src/modules/products/resource.ts';
+import { updateItem } from '../../src/resources/writer.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/store-api.js', import.meta.url));
@@ -46,9 +47,9 @@ describe('SQLite writers queue behind another process (sqlite)', () => {
     // The work of a transaction starts once BEGIN has returned: with BEGIN IMMEDIATE, only when this process
     // holds the write lock. (A deferred BEGIN returns at once and fails later, at the first write.)
     let began = false;
-    const write = inTransaction(t.ctx.store, (w) => {
+    const write = inTransaction(t.ctx.store, t.ctx.bus, (w) => {
       began = true;
-      return updateItem(w, productWriter, 2, { stock: 41 });
+      return updateItem(w, t.ctx.resources, products, 2, { stock: 41 });
     });
     // Reads are answered while the write is queued: the process is not blocked and the connection is free.
     for (let i = 0; i < 3; i++) {

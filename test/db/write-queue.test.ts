@@ -6,8 +6,10 @@ import { openStore } from '../../src/db/database.ts';
 import { WriteQueue } from '../../src/db/write-queue.ts';
 import { AppError } from '../../src/errors/app-error.ts';
 import { classify } from '../../src/http/error-handler.ts';
-import { brandWriter } from '../../src/modules/brands/writer.ts';
-import { inTransaction, updateItem } from '../../src/modules/writer.ts';
+import { inTransaction } from '../../src/events/transaction.ts';
+import { brands } from '../../src/modules/brands/resource.ts';
+import { appRegistry } from '../../src/modules/registry.ts';
+import { updateItem } from '../../src/resources/writer.ts';
 import { seedStore } from '../../src/seed/seed.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
 
@@ -94,7 +96,7 @@ for (const dialect of await dialects()) {
       const impatient = openStore(db.url, { writeWaitMs: 150 });
       const release = await holdBrand();
       try {
-        const error = await inTransaction(impatient, (w) => updateItem(w, brandWriter, 1, { description: 'late' })).then(() => undefined, (e: unknown) => e as Error);
+        const error = await inTransaction(impatient, undefined, (w) => updateItem(w, appRegistry(), brands, 1, { description: 'late' })).then(() => undefined, (e: unknown) => e as Error);
         assert.ok(error, 'the write must not succeed while the lock is held');
         const problem = classify(error);
         assert.equal(problem.code, 'service_unavailable', String(error));
@@ -103,7 +105,7 @@ for (const dialect of await dialects()) {
         await release();
       }
       // Free again: the same store writes.
-      assert.equal((await inTransaction(impatient, (w) => updateItem(w, brandWriter, 1, { description: 'in time' }))).description, 'in time');
+      assert.equal((await inTransaction(impatient, undefined, (w) => updateItem(w, appRegistry(), brands, 1, { description: 'in time' }))).description, 'in time');
       await impatient.close();
     });
   });

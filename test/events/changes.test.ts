@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { inTransaction } from '../../src/modules/writer.ts';
+import { inTransaction } from '../../src/events/transaction.ts';
 import { recordEvents } from '../../src/events/log.ts';
 import { pruneOnce } from '../../src/events/pruner.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
@@ -152,7 +152,7 @@ for (const dialect of await dialects()) {
         const started = Date.now();
         const pending = t.get(`/api/v2/changes?after=${head}&wait=20`, all);
         // A write through another connection: no in-process signal, only PostgreSQL's NOTIFY (or SQLite's look every second).
-        setTimeout(() => void inTransaction(other, (w) => recordEvents(w, [{ type: 'brand.updated', resource: 'brand', resourceId: 1, data: { id: 1 } }])), 300);
+        setTimeout(() => void inTransaction(other, undefined, (w) => recordEvents(w, [{ type: 'brand.updated', resource: 'brand', resourceId: 1, data: { id: 1 } }])), 300);
         const res = await pending;
         const took = Date.now() - started;
         assert.equal(res.json().data[0].type, 'brand.updated');

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { recordEvents } from '../../src/events/log.ts';
-import { inTransaction } from '../../src/modules/writer.ts';
+import { inTransaction } from '../../src/events/transaction.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/store-api.js', import.meta.url));
@@ -46,7 +46,7 @@ for (const dialect of await dialects()) {
 
       // An order event after the subscription: the fan-out of a running server would queue it; here the
       // delivery row is made by replaying everything since a time, which the CLI offers.
-      await inTransaction(db.store, (wc) => recordEvents(wc, [{ type: 'order.created', resource: 'order', resourceId: 1, data: { id: 1 } }]));
+      await inTransaction(db.store, undefined, (wc) => recordEvents(wc, [{ type: 'order.created', resource: 'order', resourceId: 1, data: { id: 1 } }]));
       const replayed = JSON.parse((await cli(['replay', String(w.id), '--since', '2000-01-01T00:00:00Z', '--json'])).stdout);
       assert.deepEqual(replayed, { queued: 1 });
       const [shown, rotation, listed] = await Promise.all([cli(['deliveries', String(w.id), '--json']), cli(['rotate-secret', String(w.id), '--json']), cli(['list', '--json'])]);

@@ -5,7 +5,7 @@ import { after, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
 import { recordEvents } from '../../src/events/log.ts';
 import { createWebhook } from '../../src/events/webhooks/subscriptions.ts';
-import { inTransaction } from '../../src/modules/writer.ts';
+import { inTransaction } from '../../src/events/transaction.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { ADMIN_TOKEN } from '../helpers/app.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
@@ -69,7 +69,7 @@ for (const dialect of await dialects()) {
       assert.ok(before.length > 0 && before.every((d) => d.status === 'pending'));
 
       // Events committed while no server runs (an import, say) are delivered too.
-      await inTransaction(db.store, (w) => recordEvents(w, [1, 2, 3].map((n) => ({ type: 'brand.updated', resource: 'brand', resourceId: n, data: { id: n } }))));
+      await inTransaction(db.store, undefined, (w) => recordEvents(w, [1, 2, 3].map((n) => ({ type: 'brand.updated', resource: 'brand', resourceId: n, data: { id: n } }))));
       const events = await db.store.db.selectFrom('events').select('seq').execute();
       const expected = events.length;
       assert.equal(expected, 33);

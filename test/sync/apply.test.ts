@@ -3,8 +3,9 @@ import { after, before, describe, it } from 'node:test';
 import { nowIso } from '../../src/db/database.ts';
 import { getOne } from '../../src/listing/engine.ts';
 import { products } from '../../src/modules/products/resource.ts';
-import { productWriter } from '../../src/modules/products/writer.ts';
-import { createItem, inTransaction } from '../../src/modules/writer.ts';
+import { inTransaction } from '../../src/events/transaction.ts';
+import { appRegistry } from '../../src/modules/registry.ts';
+import { createItem } from '../../src/resources/writer.ts';
 import { addDelete, addUpsert, applyChangeSet, changeSetOfEvents, emptyChangeSet, type ApplyResult, type ChangeSet } from '../../src/sync/apply.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
 
@@ -146,7 +147,7 @@ for (const dialect of await dialects()) {
 
     it('moves the id sequence past the main store\'s ids, so a local insert does not collide', async () => {
       await apply(set((s) => addUpsert(s, 'products', product(5000))));
-      const local = await inTransaction(db.store, (w) => createItem(w, productWriter, { articleNumber: 'LOCAL-1', name: 'Local', price: '1.00', currency: 'CZK', vatRate: 21 }));
+      const local = await inTransaction(db.store, undefined, (w) => createItem(w, appRegistry(), products, { articleNumber: 'LOCAL-1', name: 'Local', price: '1.00', currency: 'CZK', vatRate: 21 }));
       assert.equal(local.id, 5001);
     });
   });

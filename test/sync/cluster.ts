@@ -139,7 +139,7 @@ export function followInProcess(main: Instance, follower: Instance, options: Par
   const controller = new AbortController();
   const done = runSync({
     store: follower.database.store, from: main.url, ...main.follower, follow: true, log: quiet, signal: controller.signal,
-    onApplied: () => follower.server.ctx.bus.appended(), ...options,
+    bus: follower.server.ctx.bus, ...options,
   });
   return { done, stop: async () => { controller.abort(); return done; } };
 }

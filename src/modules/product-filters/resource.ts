@@ -84,6 +84,15 @@ export const productFilters = defineResource({
     return row ? Number(row.id) : undefined;
   },
   mirror: true,
+  lookups: [
+    { table: 'filters', of: (i, now) => ({ id: Number(i.filterId), name: String(i.filterName), created_at: now }), compare: ['name'], unique: { column: 'name' } },
+    {
+      table: 'filter_values',
+      of: (i, now) => ({ id: Number(i.valueId), filter_id: Number(i.filterId), value: String(i.value), created_at: now }),
+      compare: ['filter_id', 'value'],
+      unique: { column: 'value', scope: 'filter_id' },
+    },
+  ],
   prepare: resolve,
   filters: [idListFilter('productId', 't.product_id', 'Product ids.'), idListFilter('filterId', 't.filter_id', 'Filter ids.')],
   sorts: ['id', 'updatedAt'],

@@ -59,6 +59,12 @@ export const productParameters = defineResource({
     return row ? Number(row.id) : undefined;
   },
   mirror: true,
+  lookups: [{
+    table: 'parameters',
+    of: (i, now) => ({ id: Number(i.parameterId), name: String(i.parameterName), unit: i.unit === undefined ? null : i.unit, created_at: now }),
+    compare: ['name', 'unit'],
+    unique: { column: 'name' },
+  }],
   prepare: async (w, input: Input) => {
     if (input.parameterId === undefined && typeof input.parameterName === 'string') {
       return { ...input, parameterId: await parameterIdByName(w, input.parameterName, (input.unit as string | null | undefined) ?? null) };
