@@ -6,6 +6,7 @@ import { problemBody } from '../http/problem.ts';
 import { errorResponses } from '../http/responses.ts';
 import type { GenerateInput, GenerationEnd, TextEngine } from './engine.ts';
 import { createEngine } from './engines/index.ts';
+import { brandNamesIn } from './names.ts';
 import { loadProductFacts } from './product-context.ts';
 import { generateBodySchema, generationSchema, SSE_DESCRIPTION, type GenerateBody } from './schemas.ts';
 import { SSE_HEADERS, sseEvent } from './sse.ts';
@@ -73,7 +74,9 @@ export const generateRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (ap
       summary: 'Generate text',
       description:
         'Writes product descriptions, SEO titles and descriptions, summaries and translations, from a product\'s data or from ' +
-        'your text. Needs scope `ai:generate` (and `products:read` with `productId`); rate-limited by its own, lower `ai` policy.',
+        'your text. Needs scope `ai:generate` (and `products:read` with `productId`); rate-limited by its own, lower `ai` policy. ' +
+        'What the configured engine can do (tasks, languages, prompts, limits): `GET /api/v2/ai/engine`. The built-in engine refuses ' +
+        'what it cannot do well (`422`: a text it cannot translate in full, a prompt it cannot follow) rather than answer wrong text.',
       security: [{ oauth2: ['ai:generate'] }],
       body: generateBodySchema,
       response: {
@@ -84,7 +87,7 @@ export const generateRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (ap
             'text/event-stream': { schema: { type: 'string', description: SSE_DESCRIPTION } },
           },
         },
-        ...errorResponses(400, 401, 403, 404, 413, 429, 502, 504),
+        ...errorResponses(400, 401, 403, 404, 413, 422, 429, 502, 504),
       },
     },
     handler: async (request, reply) => {
@@ -92,6 +95,8 @@ export const generateRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (ap
       check(body, request, maxPromptChars);
       const product = body.productId === undefined ? undefined : await loadProductFacts(ctx.store.db, body.productId);
       if (body.productId !== undefined && !product) throw notFound(`Product ${body.productId}`);
+      // Brand names in the caller's text stay as written (never translated).
+      const names = body.text === undefined ? [] : await brandNamesIn(ctx.store.db, ctx.store.dialect, body.text);
 
       const deadline = AbortSignal.timeout(timeoutMs);
       const gone = new AbortController();
@@ -104,6 +109,7 @@ export const generateRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (ap
         text: body.text,
         language: body.language,
         product,
+        names,
         maxTokens: body.maxTokens,
         temperature: body.temperature,
         signal: AbortSignal.any([deadline, gone.signal]),

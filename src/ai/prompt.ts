@@ -55,9 +55,11 @@ export function describeProduct(p: ProductFacts): string {
 
 /** The chat messages an LLM engine sends: the task's instruction, the product's facts, the caller's text and prompt. */
 export function buildMessages(input: GenerateInput): Messages {
-  const language = languageName(input.language);
+  const language = languageName(input.language ?? 'en');
+  // A prompt may name the language when the caller's `language` does not.
+  const write = input.language === undefined && input.prompt ? `Write in ${language} unless the instructions ask for another language.` : `Write in ${language}.`;
   const system =
-    `You are a copywriter for an online store. Write in ${language}. Use only the facts you are given; ` +
+    `You are a copywriter for an online store. ${write} Use only the facts you are given; ` +
     'never invent specifications, prices, awards or claims. Answer with the requested text only, without a preamble or quotes.';
   const parts: string[] = [];
   if (input.task) {
@@ -67,6 +69,7 @@ export function buildMessages(input: GenerateInput): Messages {
   }
   if (input.prompt) parts.push(input.task ? `Additional instructions: ${input.prompt}` : input.prompt);
   if (input.product) parts.push(describeProduct(input.product));
+  if (input.names?.length) parts.push(`Names to keep as they are: ${input.names.join('; ')}`);
   if (input.text) parts.push(`Text:\n${input.text}`);
   return { system, user: parts.join('\n\n') };
 }

@@ -11,7 +11,7 @@ export interface GenerateBody {
   task?: Task;
   productId?: number;
   text?: string;
-  language: string;
+  language?: string;
   maxTokens: number;
   temperature?: number;
   stream: boolean;
@@ -22,19 +22,24 @@ export const generateBodySchema = {
   additionalProperties: false,
   description: '`prompt` or `task` is required. With `productId` the engine is given the product, its brand, category path, parameters and filter values (the token then also needs `products:read`).',
   properties: {
-    prompt: { type: 'string', minLength: 1, description: 'An instruction of your own; alone, or on top of a task.' },
+    prompt: {
+      type: 'string',
+      minLength: 1,
+      description: 'An instruction of your own; alone, or on top of a task. The built-in engine follows only a task, a language, ' +
+        '"N bullet points", "at most N words" and "shorter" (see GET /api/v2/ai/engine) and refuses any other prompt with `422 engine_cannot_follow_prompt`.',
+    },
     task: {
       type: 'string',
       enum: TASKS,
-      description: `\`seo-title\` is at most ${SEO_TITLE_MAX} characters and \`seo-description\` at most ${SEO_DESCRIPTION_MAX} with the built-in engine (LLM engines are asked for the same). \`translate\` needs \`text\`.`,
+      description: `\`seo-title\` is at most ${SEO_TITLE_MAX} characters and \`seo-description\` at most ${SEO_DESCRIPTION_MAX} with the built-in engine (LLM engines are asked for the same). \`translate\` needs \`text\`; the built-in engine translates only text made of the store vocabulary, numbers and names, and refuses any other with \`422 engine_cannot_translate\`.`,
     },
     productId: { type: 'integer', ...ID_BOUNDS, description: 'The product to write about.' },
     text: { type: 'string', minLength: 1, description: 'The text to translate or summarise.' },
     language: {
       type: 'string',
       pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$',
-      default: 'en',
-      description: 'BCP 47 tag of the language to write in. The built-in engine writes en, cs, sk and de.',
+      description: 'BCP 47 tag of the language to write in. Without it: the language a `prompt` names, else English ' +
+        '(the built-in engine answers a summary of `text` in the text\'s own language). The built-in engine writes en, cs, sk and de.',
     },
     maxTokens: { type: 'integer', minimum: 1, maximum: MAX_TOKENS, default: DEFAULT_MAX_TOKENS, description: 'Upper bound of the answer; reaching it ends with `finishReason: "length"`.' },
     temperature: { type: 'number', minimum: 0, maximum: 2, description: 'Sampling temperature. The built-in engine words the same request the same way unless it is above 0.' },
@@ -67,4 +72,5 @@ export const SSE_DESCRIPTION =
   'and the stream ends with\n\n' +
   '    event: done\n    data: {"finishReason":"stop","usage":{"promptTokens":120,"completionTokens":85},"engine":"builtin","model":"template-v1"}\n\n' +
   'or, when the engine fails or times out after the first piece, with `event: error` whose data is a problem ' +
-  `(\`${Object.keys(PROBLEMS).filter((c) => c.startsWith('engine_')).join('`, `')}\`). Failures before the first piece are ordinary problem answers with their status.`;
+  `(\`${(['engine_failed', 'engine_timeout'] as const).filter((c) => c in PROBLEMS).join('`, `')}\`). Failures before the first piece ` +
+  '(among them the built-in engine\'s refusals, `engine_cannot_translate` and `engine_cannot_follow_prompt`) are ordinary problem answers with their status.';

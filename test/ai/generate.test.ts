@@ -179,9 +179,12 @@ for (const dialect of await dialects()) {
       problemOf(await post({ task: 'summary', productId: 1, temperature: 3 }), 400, 'invalid_body', 'temperature');
       problemOf(await post({ task: 'summary', productId: 1, language: 'english!' }), 400, 'invalid_body', 'language');
       problemOf(await post({ task: 'translate', language: 'de' }), 400, 'invalid_body', 'text');
-      // The built-in engine cannot follow a free instruction without product data, and says so.
-      const free = problemOf(await post({ prompt: 'Write a poem about spring' }), 400, 'invalid_body', 'productId');
-      assert.match(free.detail, /AI_ENGINE=openai or llama/);
+      // The built-in engine cannot follow a free instruction, and says so rather than ignore it.
+      const free = problemOf(await post({ prompt: 'Write a poem about spring' }), 422, 'engine_cannot_follow_prompt', 'prompt');
+      assert.match(free.detail, /AI_ENGINE=openai or AI_ENGINE=llama/);
+      // An instruction it reads, with nothing to write from.
+      const nothing = problemOf(await post({ prompt: 'Write an SEO title' }), 400, 'invalid_body', 'productId');
+      assert.match(nothing.detail, /AI_ENGINE=openai or AI_ENGINE=llama/);
     });
 
     it('answers 404 for an unknown product, 413 for a prompt over the limit', async () => {

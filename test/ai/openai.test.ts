@@ -71,6 +71,18 @@ describe('openai engine: the official client against an OpenAI-compatible server
     assert.equal((last.data as { engine: string }).engine, 'openai');
     assert.match(server.requests.at(-1)!.messages![0].content, /Write in German/);
   });
+
+  it('follows a free prompt (the built-in engine would refuse it) and is told which names to keep', async () => {
+    const caption = await app.post({ prompt: 'Write an Instagram caption with emojis', productId: 1, temperature: 0 });
+    assert.equal(caption.statusCode, 200, caption.body);
+    const asked = server.requests.at(-1)!;
+    assert.match(asked.messages![0].content, /Write in English unless the instructions ask for another language/);
+    assert.match(asked.messages![1].content, /Write an Instagram caption with emojis/);
+    const brand = (await app.t.get('/api/v2/brands/1', (await app.t.credential(['brands:read'])).token)).json().name as string;
+    const translated = await app.post({ task: 'translate', text: `${brand} makes daily tools.`, language: 'cs', temperature: 0 });
+    assert.equal(translated.statusCode, 200, translated.body);
+    assert.ok(server.requests.at(-1)!.messages![1].content.includes(`Names to keep as they are: ${brand}`));
+  });
 });
 
 describe('openai engine: failures are 502 and 504 problems, never a hang', () => {

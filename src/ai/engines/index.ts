@@ -1,8 +1,11 @@
+import { basename } from 'node:path';
 import { ConfigError, type Config } from '../../config.ts';
-import { ENGINE_NAMES, type TextEngine } from '../engine.ts';
-import { builtinEngine } from './builtin/index.ts';
+import { ENGINE_NAMES, LLM_CAPABILITIES, type EngineCapabilities, type EngineName, type TextEngine } from '../engine.ts';
+import { BUILTIN_CAPABILITIES, BUILTIN_MODEL, builtinEngine } from './builtin/index.ts';
 import { llamaEngine, type Logger } from './llama.ts';
 import { openaiEngine } from './openai.ts';
+
+const unknownEngine = (name: string): ConfigError => new ConfigError(`AI_ENGINE must be one of ${ENGINE_NAMES.join(', ')}, got "${name}"`);
 
 /** The engine AI_ENGINE names, checked at start so a misconfiguration stops the server with one clear line. */
 export async function createEngine(config: Config, log: Logger): Promise<TextEngine> {
@@ -10,6 +13,16 @@ export async function createEngine(config: Config, log: Logger): Promise<TextEng
     case 'builtin': return builtinEngine();
     case 'openai': return openaiEngine(config.ai);
     case 'llama': return llamaEngine(config.ai, log);
-    default: throw new ConfigError(`AI_ENGINE must be one of ${ENGINE_NAMES.join(', ')}, got "${config.ai.engine}"`);
+    default: throw unknownEngine(config.ai.engine);
+  }
+}
+
+/** What the configured engine is and can do, from the settings alone (nothing is loaded), for GET /api/v2/ai/engine. */
+export function describeEngine(ai: Config['ai']): { name: EngineName; model: string; capabilities: EngineCapabilities } {
+  switch (ai.engine) {
+    case 'builtin': return { name: 'builtin', model: BUILTIN_MODEL, capabilities: BUILTIN_CAPABILITIES };
+    case 'openai': return { name: 'openai', model: ai.model ?? '', capabilities: LLM_CAPABILITIES };
+    case 'llama': return { name: 'llama', model: ai.modelPath ? basename(ai.modelPath) : '', capabilities: LLM_CAPABILITIES };
+    default: throw unknownEngine(ai.engine);
   }
 }

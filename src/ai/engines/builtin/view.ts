@@ -1,6 +1,6 @@
 import type { ProductFacts } from '../../product-context.ts';
 import { currencyFormat, numberFormat, pluralRules, regionNames } from './intl.ts';
-import { keyOf, LABELS, term, type BuiltinLanguage, type FilterKey, type ParamKey } from './vocabulary.ts';
+import { keyOf, known, LABELS, type BuiltinLanguage, type FilterKey, type ParamKey } from './vocabulary.ts';
 
 /** A fact ready for a sentence: its label and its value with the unit, both in the target language. */
 export interface Spec {
@@ -22,7 +22,7 @@ export interface View {
   category: string | undefined;
   /** Measurable specifications, the most telling first: power, voltage, battery, length, noise, weight. */
   specs: Spec[];
-  /** Parameters the vocabulary does not know, as the store named them. */
+  /** Other parameters whose name and value the vocabulary knows (or whose value is a number). */
   other: Spec[];
   material: string | undefined;
   warrantyYears: number | undefined;
@@ -60,12 +60,14 @@ export function years(n: number, language: BuiltinLanguage, locale: string): str
   return `${formatNumber(String(n), locale)} ${forms[language][rule] ?? forms[language].other}`;
 }
 
-function countryName(code: string, locale: string): string {
-  if (!/^[A-Za-z]{2}$/.test(code)) return code;
+/** The country's name in the language, for an ISO 3166 code; undefined for anything else (a name in the store's language). */
+function countryName(code: string, locale: string): string | undefined {
+  if (!/^[A-Za-z]{2}$/.test(code)) return undefined;
   try {
-    return regionNames(locale).of(code.toUpperCase()) ?? code;
+    const name = regionNames(locale).of(code.toUpperCase());
+    return name && name.toUpperCase() !== code.toUpperCase() ? name : undefined;
   } catch {
-    return code;
+    return undefined;
   }
 }
 
@@ -79,17 +81,23 @@ function price(facts: ProductFacts, locale: string): string {
   }
 }
 
+/**
+ * The product in one language. What the vocabulary cannot say in that language (a parameter, value or category
+ * the store named in its own words) is left out rather than quoted in another language: the text stays in one
+ * language. Names of the product and its brand are used as they are.
+ */
 export function viewOf(facts: ProductFacts, language: BuiltinLanguage): View {
   const locale = LOCALES[language];
   const brand = facts.brand?.name;
-  const leaf = facts.categoryPath.at(-1);
+  // The deepest category the vocabulary knows ("Digging" or, failing that, "Garden").
+  const category = facts.categoryPath.map((c) => known(c, language)).filter((c) => c !== undefined).at(-1);
   const view: View = {
     language,
     locale,
     name: facts.name,
     brand,
     brandInName: brand !== undefined && facts.name.toLowerCase().includes(brand.toLowerCase()),
-    category: leaf === undefined ? undefined : term(leaf, language),
+    category,
     specs: [],
     other: [],
     material: undefined,
@@ -108,15 +116,17 @@ export function viewOf(facts: ProductFacts, language: BuiltinLanguage): View {
   for (const p of facts.parameters) {
     const key = keyOf(p.name);
     const value = p.value.trim();
-    if (key === 'material') view.material = term(value, language);
+    if (key === 'material') view.material = known(value, language);
     else if (key === 'origin') view.origin = countryName(value, locale);
     else if (key === 'warranty' && NUMBER.test(value)) {
       view.warrantyYears = Number(value);
       view.warranty = years(Number(value), language, locale);
-    } else if (key && (MEASURES as string[]).includes(key)) {
+    } else if (key && (MEASURES as string[]).includes(key) && NUMBER.test(value)) {
       measured.set(key as ParamKey, { key: key as ParamKey, label: LABELS[key][language], value: `${formatNumber(value, locale)}${p.unit ? ` ${p.unit}` : ''}` });
     } else {
-      view.other.push({ key: undefined, label: term(p.name, language), value: `${term(value, language)}${p.unit ? ` ${p.unit}` : ''}` });
+      const label = key ? LABELS[key][language] : known(p.name, language);
+      const said = NUMBER.test(value) ? formatNumber(value, locale) : known(value, language);
+      if (label && said) view.other.push({ key: undefined, label, value: `${said}${p.unit ? ` ${p.unit}` : ''}` });
     }
   }
   if (!measured.has('weight') && facts.weight !== null && facts.weight > 0) {
@@ -126,12 +136,12 @@ export function viewOf(facts: ProductFacts, language: BuiltinLanguage): View {
   for (const f of facts.filters) {
     const key = keyOf(f.name) as FilterKey | undefined;
     const value = f.value.trim();
-    if (key === 'colour') view.colour = term(value, language);
+    if (key === 'colour') view.colour = known(value, language);
     else if (key === 'powerSource') {
-      view.powerSource = term(value, language);
-      view.powerSourceKey = term(value, 'en').toLowerCase();
+      view.powerSource = known(value, language);
+      view.powerSourceKey = known(value, 'en')?.toLowerCase();
     } else if (key === 'use') {
-      const en = term(value, 'en').toLowerCase();
+      const en = known(value, 'en')?.toLowerCase();
       if (en === 'hobby' || en === 'professional' || en === 'industrial') view.use = en;
     }
   }

@@ -55,6 +55,10 @@ const TERMS: Term[] = [
   { en: 'plastic', cs: 'plast', sk: 'plast', de: 'Kunststoff' },
   { en: 'wood', cs: 'dřevo', sk: 'drevo', de: 'Holz' },
   { en: 'fibreglass', cs: 'sklolaminát', sk: 'sklolaminát', de: 'Glasfaser' },
+  { en: 'rubber', cs: 'pryž', sk: 'guma', de: 'Gummi' },
+  { en: 'glass', cs: 'sklo', sk: 'sklo', de: 'Glas' },
+  { en: 'cast iron', cs: 'litina', sk: 'liatina', de: 'Gusseisen' },
+  { en: 'polyester', cs: 'polyester', sk: 'polyester', de: 'Polyester' },
   // colours
   { en: 'black', cs: 'černá', sk: 'čierna', de: 'Schwarz' },
   { en: 'red', cs: 'červená', sk: 'červená', de: 'Rot' },
@@ -119,7 +123,19 @@ for (const term of [...TERMS, ...Object.values(LABELS)]) for (const word of Obje
 
 /** The term in `language`, or the store's own wording when the vocabulary does not know it. */
 export function term(value: string, language: BuiltinLanguage): string {
-  return termIndex.get(value.trim().toLowerCase())?.[language] ?? value;
+  return known(value, language) ?? value;
+}
+
+/** The term in `language`, or undefined when the vocabulary does not know it (then the engine leaves it out). */
+export function known(value: string, language: BuiltinLanguage): string | undefined {
+  return termIndex.get(value.trim().toLowerCase())?.[language];
+}
+
+/** Every word of the vocabulary in one language, lower-cased: what a text in that language may use. */
+export function vocabularyWords(language: BuiltinLanguage): Set<string> {
+  const out = new Set<string>();
+  for (const t of [...TERMS, ...Object.values(LABELS)]) for (const w of t[language].toLowerCase().match(/\p{L}+/gu) ?? []) out.add(w);
+  return out;
 }
 
 /** Every known phrase (any language) with its translations, longest first, for term-by-term translation. */
