@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
-import { engineRoutes } from './ai/engine.route.ts';
 import { generateRoutes } from './ai/generate.route.ts';
 import { addBearerGuard } from './auth/bearer.ts';
 import { scopeCatalogue } from './auth/scopes.ts';
@@ -16,7 +15,7 @@ import { registerOpenApi } from './http/openapi.ts';
 import { addInputGuards, strictBodies } from './http/validation.ts';
 import { operationsRoutes } from './http/operations.routes.ts';
 import { problemSchema, sendProblem } from './http/problem.ts';
-import { registerResourceRoutes } from './listing/routes.ts';
+import { resourceRoutes } from './listing/routes.ts';
 import { itemSchema, paginationSchema } from './listing/schemas.ts';
 import { adminRoutes } from './admin/routes.ts';
 import { changesRoutes } from './events/changes.routes.ts';
@@ -86,10 +85,9 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
       addBearerGuard(api, ctx);
       // Requests and 429s per credential, for the console's usage page (counted in memory, flushed in the background).
       countUsage(api, ctx);
-      for (const def of ctx.resources.list) registerResourceRoutes(api, ctx, def);
-      await changesRoutes(api, ctx);
+      await api.register(resourceRoutes, { ctx });
+      await api.register(changesRoutes, { ctx });
       await api.register(generateRoutes, { ctx });
-      await api.register(engineRoutes, { ctx });
     },
     { prefix: '/api/v2' },
   );

@@ -1,8 +1,9 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import type { Scope } from '../auth/scopes.ts';
 import type { AppContext } from '../context.ts';
 import { AppError } from '../errors/app-error.ts';
-import { errorResponses } from '../listing/routes.ts';
+import { nextLink } from '../http/links.ts';
+import { errorResponses } from '../http/responses.ts';
 import { ID_BOUNDS } from '../modules/common-fields.ts';
 import { RESOURCES } from '../modules/registry.ts';
 import { prunedThrough, readEvents, type StoredEvent } from './feed.ts';
@@ -62,21 +63,14 @@ function eventJson(e: StoredEvent): string {
   return `{"seq":${e.seq},"type":${JSON.stringify(e.type)},"resource":${JSON.stringify(e.resource)},"resourceId":${e.resourceId},"occurredAt":${JSON.stringify(e.occurredAt)},"data":${e.data}}`;
 }
 
-function nextLink(ctx: AppContext, request: FastifyRequest, after: number): string {
-  const url = new URL(request.url, ctx.config.publicUrl);
-  url.searchParams.delete('cursor');
-  url.searchParams.set('after', String(after));
-  return `<${ctx.config.publicUrl}${url.pathname}${url.search}>; rel="next"`;
-}
-
 /** GET /api/v2/changes and /api/v2/changes/head (API.md §5). */
-export async function changesRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+export const changesRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { ctx }) => {
   const db = ctx.store.db;
   const signal = new EventSignal(ctx.store, ctx.bus);
   // Long-polls answer at once when the server stops, rather than holding the shutdown for 30 s.
   app.addHook('preClose', async () => signal.close());
 
-  app.get('/changes', {
+  app.get<{ Querystring: ChangesQuery }>('/changes', {
     config: { scope: 'changes:read' },
     schema: {
       tags,
@@ -108,8 +102,8 @@ export async function changesRoutes(app: FastifyInstance, ctx: AppContext): Prom
         ...errorResponses(400, 401, 403, 410, 429),
       },
     },
-    handler: async (request: FastifyRequest, reply: FastifyReply) => {
-      const q = request.query as ChangesQuery;
+    handler: async (request, reply) => {
+      const q = request.query;
       if (q.after !== undefined && q.cursor !== undefined && Number(q.cursor) !== q.after) {
         throw new AppError('invalid_parameter', 'Send either "after" or "cursor", not both.', { errors: [{ name: 'cursor', reason: 'conflicts with after' }] });
       }
@@ -137,7 +131,8 @@ export async function changesRoutes(app: FastifyInstance, ctx: AppContext): Prom
       const hasMore = events.length > limit;
       const page = hasMore ? events.slice(0, limit) : events;
       const nextCursor = page.length > 0 ? page[page.length - 1].seq : after;
-      if (hasMore) reply.header('link', nextLink(ctx, request, nextCursor));
+      // `after` replaces `cursor`: the two must not disagree on the next page.
+      if (hasMore) reply.header('link', nextLink(ctx.config.publicUrl, request.url, { after: String(nextCursor) }, ['cursor']));
       reply.type('application/json; charset=utf-8');
       return reply.send(`{"data":[${page.map(eventJson).join(',')}],"pagination":{"limit":${limit},"nextCursor":"${nextCursor}","hasMore":${hasMore}}}`);
     },
@@ -154,4 +149,4 @@ export async function changesRoutes(app: FastifyInstance, ctx: AppContext): Prom
     },
     handler: async () => ({ seq: Math.max(await headSeq(db), await prunedThrough(db)) }),
   });
-}
+};

@@ -1,6 +1,8 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { notFound } from '../errors/app-error.ts';
+import { nextLink } from '../http/links.ts';
+import { errorResponses } from '../http/responses.ts';
 import { ID_BOUNDS } from '../modules/common-fields.ts';
 import { filteredQuery, getOne, listPage, plan, type ListRequest } from './engine.ts';
 import { listResponseContent, exportColumnsTable } from './formats/docs.ts';
@@ -13,11 +15,7 @@ import '../http/types.ts';
 
 const CONTROL = new Set(['limit', 'cursor', 'sort', 'includeTotal', 'format', 'delimiter', 'bom', 'escapeFormulas']);
 
-// Problems are served as application/problem+json (RFC 9457), so the document says so.
-export const errorResponses = (...statuses: number[]) =>
-  Object.fromEntries(statuses.map((s) => [s, { description: 'An RFC 9457 problem; `code` is stable (see /problems).', content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } } }]));
-
-export function toListRequest(query: Record<string, unknown>): ListRequest {
+function toListRequest(query: Record<string, unknown>): ListRequest {
   const filters: Record<string, string> = {};
   for (const [k, v] of Object.entries(query)) if (!CONTROL.has(k) && v !== undefined) filters[k] = String(v);
   return {
@@ -29,19 +27,12 @@ export function toListRequest(query: Record<string, unknown>): ListRequest {
   };
 }
 
-/** The URL of the next page: the same request with the new cursor (RFC 8288 Link). */
-export function nextLink(ctx: AppContext, request: FastifyRequest, cursor: string): string {
-  const url = new URL(request.url, ctx.config.publicUrl);
-  url.searchParams.set('cursor', cursor);
-  return `<${ctx.config.publicUrl}${url.pathname}${url.search}>; rel="next"`;
-}
-
 /** GET /api/v2/{collection} and GET /api/v2/{collection}/{id} for one declared resource. */
-export function registerResourceRoutes(app: FastifyInstance, ctx: AppContext, def: ResourceDef): void {
+function collectionRoutes(app: FastifyInstance, ctx: AppContext, def: ResourceDef): void {
   const ref = { $ref: `${itemSchemaId(def)}#` };
   const tags = [def.title.replace(/ value$/, ' values')];
 
-  app.get(`/${def.collection}`, {
+  app.get<{ Querystring: Record<string, unknown> }>(`/${def.collection}`, {
     config: { scope: def.scope },
     // Every answer of a negotiated resource says that it depends on Accept, errors included (caches must not mix them).
     onSend: async (_request, reply) => {
@@ -71,12 +62,12 @@ export function registerResourceRoutes(app: FastifyInstance, ctx: AppContext, de
       },
     },
     handler: async (request, reply) => {
-      const query = request.query as Record<string, unknown>;
+      const query = request.query;
       const format = chooseFormat(query.format as string | undefined, request.headers.accept);
       const listRequest = toListRequest(query);
       if (format === 'json') {
         const page = await listPage(ctx.store.db, def, listRequest, ctx.hashKey);
-        if (page.pagination.nextCursor) reply.header('link', nextLink(ctx, request, page.pagination.nextCursor));
+        if (page.pagination.nextCursor) reply.header('link', nextLink(ctx.config.publicUrl, request.url, { cursor: page.pagination.nextCursor }));
         return reply.type(FORMATS.json.contentType).send(page);
       }
       const options: ExportOptions = {
@@ -99,7 +90,7 @@ export function registerResourceRoutes(app: FastifyInstance, ctx: AppContext, de
       }
       if (listRequest.limit !== undefined || listRequest.cursor !== undefined) {
         const page = await listPage(ctx.store.db, def, listRequest, ctx.hashKey);
-        if (page.pagination.nextCursor) reply.header('link', nextLink(ctx, request, page.pagination.nextCursor));
+        if (page.pagination.nextCursor) reply.header('link', nextLink(ctx.config.publicUrl, request.url, { cursor: page.pagination.nextCursor }));
         if (page.pagination.total !== undefined) reply.header('x-total-count', String(page.pagination.total));
         return reply.send(exportPage(def, page, options));
       }
@@ -109,7 +100,7 @@ export function registerResourceRoutes(app: FastifyInstance, ctx: AppContext, de
     },
   });
 
-  app.get(`/${def.collection}/:id`, {
+  app.get<{ Params: { id: number } }>(`/${def.collection}/:id`, {
     config: { scope: def.scope },
     schema: {
       tags,
@@ -124,10 +115,15 @@ export function registerResourceRoutes(app: FastifyInstance, ctx: AppContext, de
     },
     handler: async (request) => {
       chooseFormat(undefined, request.headers.accept, ['json']);
-      const { id } = request.params as { id: number };
+      const { id } = request.params;
       const item = await getOne(ctx.store.db, def, id);
       if (!item) throw notFound(`${def.title} ${id}`);
       return item;
     },
   });
 }
+
+/** The listing and single-item routes of every resource of the registry (under /api/v2, behind the bearer guard). */
+export const resourceRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { ctx }) => {
+  for (const def of ctx.resources.list) collectionRoutes(app, ctx, def);
+};
