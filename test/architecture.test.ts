@@ -72,14 +72,6 @@ const KNOWN: Array<{ from: string; to: string; why: string }> = [
     why: 'ID_BOUNDS (what an id column holds) is a fact of the database, not of the modules: it belongs in db/ or the kernel',
   },
   {
-    from: 'errors/validation-reasons.ts', to: 'listing/resource.ts',
-    why: 'a validation reason needs only the `required` lists of anyOf branches, not the kernel\'s JsonSchema type',
-  },
-  {
-    from: 'errors/validation-reasons.ts', to: 'modules/money.ts',
-    why: 'the money input\'s wording is found by comparing its pattern string; the money leaf (src/money.ts) answers that',
-  },
-  {
     from: 'listing/formats/columns.ts', to: 'listing/schemas.ts',
     why: 'export columns find money fields by comparing MONEY_PATTERN (formats/columns → schemas → formats/csv → formats/columns); the money leaf answers isMoneySchema',
   },
