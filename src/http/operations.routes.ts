@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { AppError, notFound } from '../errors/app-error.ts';
 import { CONNECTION_LOSS_RETRY_AFTER } from './error-handler.ts';
@@ -34,7 +34,7 @@ const ROOT_PAGE = `<!doctype html>
 `;
 
 /** The root's links, health, readiness, the OpenAPI document and the problem-type pages that `type` URLs point to. */
-export async function operationsRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
+export const operationsRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { ctx }) => {
   // The root says where things are: links as JSON for clients, a small page for browsers (which ask for HTML first).
   app.get('/', { schema: { hide: true } }, async (request, reply) => {
     reply.header('vary', 'Accept');
@@ -72,10 +72,10 @@ export async function operationsRoutes(app: FastifyInstance, { ctx }: { ctx: App
   app.get('/api/v2/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   app.get('/problems', { schema: { hide: true } }, async () => Object.values(problemDocs));
-  app.get('/problems/:slug', { schema: { hide: true } }, async (request) => {
-    const { slug } = request.params as { slug: string };
+  app.get<{ Params: { slug: string } }>('/problems/:slug', { schema: { hide: true } }, async (request) => {
+    const { slug } = request.params;
     // Own keys only: `constructor` or `__proto__` must not reach Object.prototype.
     if (!Object.hasOwn(problemDocs, slug)) throw notFound('Problem type');
     return problemDocs[slug];
   });
-}
+};
