@@ -77,7 +77,7 @@ export const webhookRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (app
       body: { type: 'object', additionalProperties: false, required: ['url', 'events'], properties: { url: { type: 'string', minLength: 1, maxLength: 2000 }, events: eventsInput, description: { type: ['string', 'null'], maxLength: 500 }, enabled: { type: 'boolean' } } },
       response: { 201: withSecretSchema, ...errorResponses(400, 401) },
     },
-    handler: async (request, reply) => reply.code(201).send(await service.createWebhook(db, request.body, allowPrivate)),
+    handler: async (request, reply) => reply.code(201).send(await service.createWebhook(db, request.body, allowPrivate, ctx.resources.eventTypes)),
   });
 
   app.get<{ Params: IdParams }>('/webhooks/:id', { schema: { tags, security, summary: 'Get a webhook subscription', params: idParams, response: { 200: webhookSchema, ...errorResponses(401, 404) } } },
@@ -92,7 +92,7 @@ export const webhookRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (app
       response: { 200: webhookSchema, ...errorResponses(400, 401, 404) },
     },
     handler: async (request) => {
-      const updated = await service.updateWebhook(db, request.params.id, request.body, allowPrivate);
+      const updated = await service.updateWebhook(db, request.params.id, request.body, allowPrivate, ctx.resources.eventTypes);
       ctx.bus.appended();
       return updated;
     },

@@ -7,7 +7,7 @@ import { shapeErrors, type Classified } from '../http/error-handler.ts';
 import { multipartFields } from '../http/multipart-fields.ts';
 import { addressKey } from '../ratelimit/address.ts';
 import { rateLimitHeaders, type Policy } from '../ratelimit/bucket.ts';
-import { isScope, type Scope } from './scopes.ts';
+import { isScope, scopeCatalogue, type Scope } from './scopes.ts';
 
 type OAuthErrorCode = 'invalid_client' | 'invalid_request' | 'unsupported_grant_type' | 'invalid_scope' | 'invalid_grant';
 
@@ -81,6 +81,8 @@ async function withinLimit(ctx: AppContext, policy: Policy, key: string, whose: 
 
 /** POST /oauth/token (API.md §1): its body parsers, and its errors in RFC 6749's shape rather than as problems. */
 export const tokenRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { ctx }) => {
+  // The scopes of this store's resources (ctx.resources) and the two of none: what a request may name.
+  const catalogue = scopeCatalogue(ctx.resources);
   shapeErrors(app, shapeOAuthProblem);
   await app.register(formbody);
   await app.register(multipart, { limits: { fields: 20, fieldSize: 4096, files: 0 } });
@@ -149,7 +151,7 @@ export const tokenRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (app, 
         let scopes = granted;
         if (requestedRaw !== undefined && requestedRaw.trim() !== '') {
           const requested = [...new Set(requestedRaw.trim().split(/\s+/))];
-          const offender = requested.find((s) => !isScope(s) || !granted.includes(s));
+          const offender = requested.find((s) => !isScope(s, catalogue) || !granted.includes(s));
           if (offender) throw new OAuthError('invalid_scope', `Scope "${offender}" is not granted to this client.`);
           scopes = requested as Scope[];
         }

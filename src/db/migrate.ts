@@ -13,13 +13,18 @@ export const migrations: Record<string, Migration> = {
   '2026-11-23-001-console': consoleTables,
 };
 
-export async function migrateToLatest(db: DB): Promise<MigrationResultSet> {
+/**
+ * Runs the migrations not run yet. `extra`: migrations of resources declared outside src/ (a test's fixture
+ * resource and its table), run after the store's own; their names must sort after them.
+ */
+export async function migrateToLatest(db: DB, options: { extra?: Record<string, Migration> } = {}): Promise<MigrationResultSet> {
+  const all = { ...migrations, ...options.extra };
   // Kysely looks for its bookkeeping tables in every schema unless told which: on PostgreSQL, with another schema of
   // the same database being migrated at the same moment (parallel test suites), it would skip creating its own.
   const migrationTableSchema = db.getExecutor().adapter instanceof PostgresAdapter
     ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0].schema
     : undefined;
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, migrationTableSchema });
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => all }, migrationTableSchema });
   const result = migrationTableSchema === undefined ? await exclusively(db, () => migrator.migrateToLatest()) : await migrator.migrateToLatest();
   if (result.error) throw result.error instanceof Error ? result.error : new Error(String(result.error));
   return result;

@@ -5,7 +5,7 @@ import { AppError } from '../errors/app-error.ts';
 import { nextLink } from '../http/links.ts';
 import { errorResponses } from '../http/responses.ts';
 import { ID_BOUNDS } from '../modules/common-fields.ts';
-import { RESOURCES } from '../modules/registry.ts';
+import type { Registry } from '../resources/registry.ts';
 import { prunedThrough, readEvents, type StoredEvent } from './feed.ts';
 import { headSeq } from './log.ts';
 import { EventSignal } from './signal.ts';
@@ -20,18 +20,19 @@ const LOOK_MS = { listening: 5000, alone: 1000 };
 const tags = ['Changes'];
 const security = [{ oauth2: ['changes:read'] }];
 
-const changeSchema = {
+/** An event of the feed; `events`: the event resources of the store (`ctx.resources`). */
+const changeSchema = (events: string[]) => ({
   type: 'object',
   required: ['seq', 'type', 'resource', 'resourceId', 'occurredAt', 'data'],
   properties: {
     seq: { type: 'integer', ...ID_BOUNDS, description: 'Position in the log; grows strictly, with gaps.' },
     type: { type: 'string', examples: ['product.updated', 'order.status_changed'], description: '`<resource>.created|updated|deleted`, and `order.status_changed` beside `order.updated`.' },
-    resource: { type: 'string', enum: RESOURCES.map((r) => r.event) },
+    resource: { type: 'string', enum: events },
     resourceId: { type: 'integer', ...ID_BOUNDS },
     occurredAt: { type: 'string', format: 'date-time' },
     data: { type: 'object', additionalProperties: true, description: 'The item as it then was; `{ "id" }` for `.deleted`; an order with `previousStatus` for `order.status_changed`.' },
   },
-};
+});
 
 const querySchema = {
   type: 'object',
@@ -52,9 +53,9 @@ interface ChangesQuery {
 }
 
 /** Event resources a token may see: those whose collection's read scope it holds (undefined: all). */
-export function visibleResources(scopes: ReadonlySet<Scope>): string[] | undefined {
-  const visible = RESOURCES.filter((r) => scopes.has(r.scope)).map((r) => r.event);
-  return visible.length === RESOURCES.length ? undefined : visible;
+export function visibleResources(scopes: ReadonlySet<Scope>, resources: Registry): string[] | undefined {
+  const visible = resources.list.filter((r) => scopes.has(r.scope)).map((r) => r.event);
+  return visible.length === resources.list.length ? undefined : visible;
 }
 
 // The stored `data` is already JSON text written by recordEvents; splicing it in saves a parse and a
@@ -87,7 +88,7 @@ export const changesRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (app
           type: 'object',
           required: ['data', 'pagination'],
           properties: {
-            data: { type: 'array', items: changeSchema },
+            data: { type: 'array', items: changeSchema(ctx.resources.list.map((r) => r.event)) },
             pagination: {
               type: 'object',
               required: ['limit', 'nextCursor', 'hasMore'],
@@ -109,7 +110,7 @@ export const changesRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (app
       }
       const after = q.after ?? (q.cursor !== undefined ? Number(q.cursor) : 0);
       const limit = q.limit ?? CHANGES_DEFAULT_LIMIT;
-      const resources = visibleResources(request.grant!.scopes);
+      const resources = visibleResources(request.grant!.scopes, ctx.resources);
       const deadline = Date.now() + (q.wait ?? 0) * 1000;
       const gone = new AbortController();
       reply.raw.once('close', () => gone.abort());

@@ -3,7 +3,7 @@ import type { Executor } from '../db/database.ts';
 import { invalidParameter } from '../errors/app-error.ts';
 import { decodeCursor, encodeCursor, reconcile } from './cursor.ts';
 import { parseIdList, parseInstant } from './parse.ts';
-import { SORT_COLUMNS, type LooseQuery, type ResourceDef, type Row, type SortKey } from './resource.ts';
+import { SORT_COLUMNS, type LooseQuery, type Resource as ResourceDef, type Row, type SortKey } from '../resources/types.ts';
 
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 1000;

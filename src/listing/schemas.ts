@@ -1,13 +1,11 @@
 import { DEFAULT_LIMIT, MAX_LIMIT, sortsOf } from './engine.ts';
 import { CSV_DELIMITERS } from './formats/csv.ts';
 import { FORMAT_NAMES } from './formats/negotiate.ts';
-import { ID_BOUNDS } from '../modules/common-fields.ts';
-import type { Field, JsonSchema, ResourceDef } from './resource.ts';
+import { moneySchema } from '../money.ts';
+import { ID_BOUNDS } from '../resources/bounds.ts';
+import type { Field, JsonSchema, Resource as ResourceDef } from '../resources/types.ts';
 
-/** A decimal string with two places: how money appears in every answer (the export formats recognise it by this pattern). */
-export const MONEY_PATTERN = '^-?\\d+\\.\\d{2}$';
-const MONEY = { type: 'string', pattern: MONEY_PATTERN, examples: ['1299.00'] };
-
+/** A field's schema in answers (money: a decimal string with two places, which the export formats recognise as money). */
 export function fieldSchema(f: Field): JsonSchema {
   let s: JsonSchema;
   switch (f.type) {
@@ -21,7 +19,7 @@ export function fieldSchema(f: Field): JsonSchema {
       s = { type: 'number' };
       break;
     case 'money':
-      s = { ...MONEY };
+      s = moneySchema();
       break;
     case 'datetime':
       s = { type: 'string', format: 'date-time' };

@@ -1,10 +1,12 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { Migration } from 'kysely';
 import { buildApp } from '../../src/app.ts';
 import { createCredential } from '../../src/auth/credentials.service.ts';
 import type { Scope } from '../../src/auth/scopes.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { createContext, type AppContext } from '../../src/context.ts';
 import type { Dialect } from '../../src/db/database.ts';
+import type { Registry } from '../../src/resources/registry.ts';
 import { seedStore, type SeedOptions } from '../../src/seed/seed.ts';
 import { createTestDatabase, type TestDatabase } from './databases.ts';
 
@@ -35,14 +37,17 @@ export interface TestApp {
 export interface TestAppOptions {
   env?: Record<string, string>;
   seed?: SeedOptions;
+  /** The store's resources (by default its own); with `migrations` for the tables of those it adds. */
+  resources?: Registry;
+  migrations?: Record<string, Migration>;
 }
 
 /** The app exactly as the server builds it, on a fresh database of the given dialect, with fixtures from the seeder. */
 export async function createTestApp(dialect: Dialect, options: TestAppOptions = {}): Promise<TestApp> {
-  const database = await createTestDatabase(dialect);
+  const database = await createTestDatabase(dialect, options.migrations);
   if (options.seed) await seedStore(database.store, options.seed);
   const config = loadConfig({ DATABASE_URL: database.url, ADMIN_TOKEN, ...UNTHROTTLED, PUBLIC_URL: 'http://store.test', ...options.env }, {});
-  const ctx = await createContext(config, database.store);
+  const ctx = await createContext(config, database.store, { resources: options.resources });
   const app = await buildApp(ctx, { logger: false });
   await app.ready();
   return {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Migration } from 'kysely';
 import pg from 'pg';
 import { openStore, type Dialect, type Store } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
@@ -41,13 +42,13 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** A fresh, migrated, empty database: a temporary SQLite file, or a PostgreSQL database of its own. */
-export async function createTestDatabase(dialect: Dialect): Promise<TestDatabase> {
+/** A fresh, migrated, empty database: a temporary SQLite file, or a PostgreSQL database of its own; `migrations`: extra ones (a fixture resource's table). */
+export async function createTestDatabase(dialect: Dialect, migrations: Record<string, Migration> = {}): Promise<TestDatabase> {
   if (dialect === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'store-api-test-'));
     const url = `sqlite:${join(dir, 'store.db')}`;
     const store = openStore(url);
-    await migrateToLatest(store.db);
+    await migrateToLatest(store.db, { extra: migrations });
     return { url, store, open: () => openStore(url), drop: async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); } };
   }
   // A database of its own, not a schema: Kysely's migrator reads the whole catalog of its database, and
@@ -60,7 +61,7 @@ export async function createTestDatabase(dialect: Dialect): Promise<TestDatabase
   const url = new URL(PG_URL);
   url.pathname = `/${name}`;
   const store = openStore(url.toString());
-  await migrateToLatest(store.db);
+  await migrateToLatest(store.db, { extra: migrations });
   return {
     url: url.toString(),
     store,

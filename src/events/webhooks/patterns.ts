@@ -1,10 +1,7 @@
-import { RESOURCES } from '../../modules/registry.ts';
+import { appRegistry } from '../../modules/registry.ts';
 
-/** Every event type the store records: the changes feed's, plus order.status_changed. */
-export const EVENT_TYPES: readonly string[] = [
-  ...RESOURCES.flatMap((r) => ['created', 'updated', 'deleted'].map((action) => `${r.event}.${action}`)),
-  'order.status_changed',
-];
+/** Every event type the store's own resources record (the registry's catalogue; a context carries `ctx.resources.eventTypes`). */
+export const EVENT_TYPES: readonly string[] = appRegistry().eventTypes;
 
 /** The characters and length a pattern may have (also the admin API's JSON Schema `pattern`). */
 export const PATTERN = '^[a-z*][a-z0-9_.*-]{0,99}$';
@@ -56,8 +53,8 @@ export function eventMatcher(patterns: readonly string[]): (type: string) => boo
 }
 
 /** Patterns that match no event type the store records (most likely typos). */
-export function unknownPatterns(patterns: readonly string[]): string[] {
-  return patterns.filter((p) => !EVENT_TYPES.some((type) => matchesPattern(p, type)));
+export function unknownPatterns(patterns: readonly string[], eventTypes: readonly string[] = EVENT_TYPES): string[] {
+  return patterns.filter((p) => !eventTypes.some((type) => matchesPattern(p, type)));
 }
 
 /** Parses `'order.*, product.updated'` or a list into distinct trimmed patterns. */

@@ -3,7 +3,7 @@ import { nowIso, type Executor } from '../../db/database.ts';
 import type { WebhookTable } from '../../db/tables.ts';
 import { AppError, notFound } from '../../errors/app-error.ts';
 import { headSeq } from '../log.ts';
-import { MAX_PATTERNS, parsePatterns, patternProblem, unknownPatterns } from './patterns.ts';
+import { EVENT_TYPES, MAX_PATTERNS, parsePatterns, patternProblem, unknownPatterns } from './patterns.ts';
 import { checkTargetUrl, TargetRefused } from './ssrf.ts';
 
 type Row = Omit<WebhookTable, 'id'> & { id: number };
@@ -64,7 +64,7 @@ async function checkUrl(url: string, allowPrivate: boolean): Promise<string> {
   }
 }
 
-function checkEvents(raw: string[] | string): string[] {
+function checkEvents(raw: string[] | string, eventTypes: readonly string[]): string[] {
   const patterns = parsePatterns(raw);
   if (patterns.length === 0) throw invalid('events', 'must name at least one event type or pattern');
   if (patterns.length > MAX_PATTERNS) throw invalid('events', `has more than ${MAX_PATTERNS} patterns`);
@@ -72,7 +72,7 @@ function checkEvents(raw: string[] | string): string[] {
     const problem = patternProblem(p);
     if (problem) throw invalid('events', problem);
   }
-  const unknown = unknownPatterns(patterns);
+  const unknown = unknownPatterns(patterns, eventTypes);
   if (unknown.length) throw invalid('events', `has patterns that match no event type: ${unknown.join(', ')}`);
   return patterns;
 }
@@ -83,9 +83,10 @@ async function findRow(db: Executor, id: number): Promise<Row> {
   return row;
 }
 
-export async function createWebhook(db: Executor, input: WebhookInput & { url: string; events: string[] | string }, allowPrivate: boolean): Promise<WebhookWithSecret> {
+/** `eventTypes`: the store's catalogue (`ctx.resources.eventTypes`), which patterns must match. */
+export async function createWebhook(db: Executor, input: WebhookInput & { url: string; events: string[] | string }, allowPrivate: boolean, eventTypes: readonly string[] = EVENT_TYPES): Promise<WebhookWithSecret> {
   const url = await checkUrl(input.url, allowPrivate);
-  const events = checkEvents(input.events);
+  const events = checkEvents(input.events, eventTypes);
   const now = nowIso();
   const secret = newWebhookSecret();
   const inserted = await db
@@ -109,11 +110,11 @@ export async function getWebhook(db: Executor, id: number): Promise<Webhook> {
  * Changes the fields given. Enabling a disabled subscription clears why it was disabled, and it gets the
  * events from then on (its pending deliveries resume; `replay` with `since` sends what happened meanwhile).
  */
-export async function updateWebhook(db: Executor, id: number, input: WebhookInput, allowPrivate: boolean): Promise<Webhook> {
+export async function updateWebhook(db: Executor, id: number, input: WebhookInput, allowPrivate: boolean, eventTypes: readonly string[] = EVENT_TYPES): Promise<Webhook> {
   const row = await findRow(db, id);
   const set: Partial<Row> = { updated_at: nowIso() };
   if (input.url !== undefined) set.url = await checkUrl(input.url, allowPrivate);
-  if (input.events !== undefined) set.events = JSON.stringify(checkEvents(input.events));
+  if (input.events !== undefined) set.events = JSON.stringify(checkEvents(input.events, eventTypes));
   if (input.description !== undefined) set.description = input.description;
   if (input.enabled === true && !row.enabled) Object.assign(set, { enabled: 1, disabled_reason: null, disabled_at: null, from_seq: await headSeq(db) });
   if (input.enabled === false) Object.assign(set, { enabled: 0, disabled_reason: 'disabled by the administrator', disabled_at: set.updated_at });

@@ -1,5 +1,5 @@
-import type { Field, JsonSchema, ResourceDef, Row } from '../resource.ts';
-import { MONEY_PATTERN } from '../schemas.ts';
+import { isMoneySchema } from '../../money.ts';
+import type { Field, JsonSchema, Resource as ResourceDef, Row } from '../../resources/types.ts';
 
 /** How a cell is written: CSV prints every type as JSON shows it; XLSX stores numbers, money and dates as numbers. */
 export type CellType = 'integer' | 'number' | 'money' | 'datetime' | 'string' | 'json';
@@ -42,7 +42,7 @@ function schemaCellType(s: JsonSchema): CellType {
   const t = typeOf(s);
   if (t === 'integer') return 'integer';
   if (t === 'number') return 'number';
-  if (t === 'string') return s.pattern === MONEY_PATTERN ? 'money' : s.format === 'date-time' ? 'datetime' : 'string';
+  if (t === 'string') return isMoneySchema(s) ? 'money' : s.format === 'date-time' ? 'datetime' : 'string';
   return 'json';
 }
 
