@@ -20,17 +20,21 @@ const LOOK_MS = { listening: 5000, alone: 1000 };
 const tags = ['Changes'];
 const security = [{ oauth2: ['changes:read'] }];
 
-/** An event of the feed; `events`: the event resources of the store (`ctx.resources`). */
-const changeSchema = (events: string[]) => ({
+/** An event of the feed, documented from the store's resources (`ctx.resources`): their event names and extra event types. */
+const changeSchema = (resources: Registry) => ({
   type: 'object',
   required: ['seq', 'type', 'resource', 'resourceId', 'occurredAt', 'data'],
   properties: {
     seq: { type: 'integer', ...ID_BOUNDS, description: 'Position in the log; grows strictly, with gaps.' },
-    type: { type: 'string', examples: ['product.updated', 'order.status_changed'], description: '`<resource>.created|updated|deleted`, and `order.status_changed` beside `order.updated`.' },
-    resource: { type: 'string', enum: events },
+    type: {
+      type: 'string',
+      examples: [`${resources.list[0].event}.updated`, ...resources.extraEventTypes.map((e) => e.type)],
+      description: `\`<resource>.created|updated|deleted\`${resources.extraEventTypes.map((e) => `, and \`${e.type}\` beside \`${e.beside}\``).join('')}.`,
+    },
+    resource: { type: 'string', enum: resources.list.map((r) => r.event) },
     resourceId: { type: 'integer', ...ID_BOUNDS },
     occurredAt: { type: 'string', format: 'date-time' },
-    data: { type: 'object', additionalProperties: true, description: 'The item as it then was; `{ "id" }` for `.deleted`; an order with `previousStatus` for `order.status_changed`.' },
+    data: { type: 'object', additionalProperties: true, description: `The item as it then was; \`{ "id" }\` for \`.deleted\`${resources.extraEventTypes.map((e) => `; ${e.data} for \`${e.type}\``).join('')}.` },
   },
 });
 
@@ -88,7 +92,7 @@ export const changesRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (app
           type: 'object',
           required: ['data', 'pagination'],
           properties: {
-            data: { type: 'array', items: changeSchema(ctx.resources.list.map((r) => r.event)) },
+            data: { type: 'array', items: changeSchema(ctx.resources) },
             pagination: {
               type: 'object',
               required: ['limit', 'nextCursor', 'hasMore'],

@@ -85,7 +85,7 @@ export function defineResource(r: ResourceDeclaration): Resource {
     relations: r.relations ?? [],
     uniques: uniquesOf(r, fields),
     ...schemasOf(r),
-    eventTypes: ['created', 'updated', 'deleted', ...(r.extraEventTypes ?? [])].map((action) => `${r.event}.${action}`),
+    eventTypes: ['created', 'updated', 'deleted', ...Object.keys(r.extraEventTypes ?? {})].map((action) => `${r.event}.${action}`),
     toRow,
     mirrorRow,
   };

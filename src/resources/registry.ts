@@ -19,8 +19,10 @@ export interface Registry {
   readonly byTable: ReadonlyMap<string, Resource>;
   /** The read scope of each collection, with what it grants, in registry order. */
   readonly scopes: ReadonlyArray<{ scope: ReadScope; description: string }>;
-  /** Every event type a write records (`product.created` … `order.status_changed`). */
+  /** Every event type a write records (`<event>.created|updated|deleted`, and the declared extra ones). */
   readonly eventTypes: readonly string[];
+  /** The declared extra event types, each with the `.updated` type it comes beside and what its data is. */
+  readonly extraEventTypes: ReadonlyArray<{ type: string; beside: string; data: string }>;
   /** Mirrored resources, referenced before referencing: the order a follower writes rows in (deletes in reverse). */
   readonly syncOrder: readonly Resource[];
   /** Rows of other resources (and of this one) that point at a row of `r`, its own first, then in registry order. */
@@ -83,6 +85,7 @@ export function createRegistry(list: readonly Resource[]): Registry {
     byTable,
     scopes: list.map((r) => ({ scope: r.scope, description: r.scopeDescription })),
     eventTypes: list.flatMap((r) => r.eventTypes),
+    extraEventTypes: list.flatMap((r) => Object.entries(r.extraEventTypes ?? {}).map(([action, data]) => ({ type: `${r.event}.${action}`, beside: `${r.event}.updated`, data }))),
     syncOrder: syncOrderOf(list, byTable),
     incoming: (r) => incoming.get(r) ?? [],
     owner: (r) => {

@@ -189,8 +189,8 @@ export interface ResourceDeclaration extends WriteHooks {
    * totals): the writer stores them, and a follower derives them the same way from a mirrored item.
    */
   derive?(input: Input, existing: Row | undefined): Row;
-  /** Event actions besides created/updated/deleted that `extraEvents` records (`status_changed`). */
-  extraEventTypes?: readonly string[];
+  /** Event actions besides created/updated/deleted that `extraEvents` records, each with what its `data` is (for the changes feed's documentation). */
+  extraEventTypes?: Readonly<Record<string, string>>;
 }
 
 /** A declaration with everything derived that needs no other resource: what the engines serve. */

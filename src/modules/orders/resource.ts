@@ -153,7 +153,7 @@ export const orders = defineResource({
     }
     if (input.items) await replaceItems(w, id, input.items as ItemInput[]);
   },
-  extraEventTypes: ['status_changed'],
+  extraEventTypes: { status_changed: 'an order with `previousStatus`' },
   extraEvents: async (_w, item, existing, deleted) =>
     !deleted && existing && existing.status !== item.status ? [eventFor(orders, 'status_changed', Number(item.id), { ...item, previousStatus: existing.status })] : [],
   filters: [
