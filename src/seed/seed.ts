@@ -12,7 +12,9 @@ import { productFilters as productFilterDef } from '../modules/product-filters/r
 import { productParameters as productParameterDef } from '../modules/product-parameters/resource.ts';
 import { products as productDef } from '../modules/products/resource.ts';
 import { slugify } from '../resources/slug.ts';
-import { ADJECTIVES, BRANDS, CATEGORY_TREE, CITIES, FILTERS, FIRST_NAMES, LAST_NAMES, PARAMETERS, SENTENCES, type CategorySeed } from './catalog.ts';
+import { BRANDS, CATEGORY_TREE, FILTERS, PARAMETERS, type CategorySeed, type Department, type FilterKey, type ParameterKey, type ProductKind } from './catalog.ts';
+import { customer } from './customers.ts';
+import { makeProduct, type Leaf } from './products.ts';
 import { Random } from './random.ts';
 
 export interface SeedOptions {
@@ -37,6 +39,8 @@ const CHUNK = 500;
 /** Input the seeder cannot honour; the CLI shows its message as the one-line reason. */
 export class SeedError extends Error {}
 const DAY = 86_400_000;
+/** Shipping in cents: free at home above 2 000 CZK, dearer the farther the parcel goes. */
+const SHIPPING: Record<string, bigint> = { CZ: 9_900n, SK: 14_900n };
 
 /** Items as the API shows them, read back through the resource's own query, for the events of a bulk write. */
 async function itemsByIds(w: WriteContext, def: ResourceDef, ids: number[]): Promise<Row[]> {
@@ -65,19 +69,35 @@ function ean13(rng: Random): string {
   return digits.join('') + ((10 - (sum % 10)) % 10);
 }
 
-interface Leaf {
-  id: number;
-  nouns: string[];
+const MAKES: Record<Department, string> = { tools: 'tools', garden: 'garden equipment', home: 'household goods', outdoor: 'outdoor gear' };
+const departmentsOf = new Map(BRANDS.map((b) => [b.name, b.departments]));
+
+/** The catalogue's leaf categories by name, for a store whose categories exist already. */
+function catalogueLeaves(nodes: CategorySeed[], department?: Department, out = new Map<string, { department?: Department; kinds: ProductKind[] }>()) {
+  for (const node of nodes) {
+    const d = node.department ?? department;
+    if (node.kinds) out.set(node.name, { department: d, kinds: node.kinds });
+    if (node.children) catalogueLeaves(node.children, d, out);
+  }
+  return out;
 }
 
-async function ensureBrandsAndCategories(store: Store): Promise<{ brandIds: number[]; brandNames: Map<number, string>; leaves: Leaf[]; brands: number; categories: number }> {
+/** A category the catalogue does not know gets things of its name, at ordinary prices. */
+const genericKind = (name: string): ProductKind => ({ noun: name, price: [99, 4990], weight: [0.2, 5], materials: ['steel', 'plastic'] });
+
+interface Brand {
+  id: number;
+  name: string;
+}
+
+async function ensureBrandsAndCategories(store: Store): Promise<{ brands: Brand[]; leaves: Leaf[]; newBrands: number; newCategories: number }> {
   return store.db.transaction().execute(async (trx) => {
     const w: WriteContext = { trx, dialect: store.dialect, now: nowIso() };
     let brandRows = await trx.selectFrom('brands').select(['id', 'name']).execute();
     let newBrands = 0;
     if (brandRows.length === 0) {
-      const ids = await insertReturningIds(w, 'brands', BRANDS.map((name) => ({
-        name, name_lc: name.toLowerCase(), slug: slugify(name), description: `${name} makes tools and equipment for home and trade.`,
+      const ids = await insertReturningIds(w, 'brands', BRANDS.map(({ name, departments }) => ({
+        name, name_lc: name.toLowerCase(), slug: slugify(name), description: `${name} makes ${departments.map((d) => MAKES[d]).join(' and ')}.`,
         website: `https://www.${slugify(name).replace(/-/g, '')}.example`, created_at: w.now, updated_at: w.now,
       })));
       await recordEvents(w, created(brandDef, await itemsByIds(w, brandDef, ids)));
@@ -88,13 +108,13 @@ async function ensureBrandsAndCategories(store: Store): Promise<{ brandIds: numb
     let newCategories = 0;
     if (!(await trx.selectFrom('categories').select('id').limit(1).executeTakeFirst())) {
       const ids: number[] = [];
-      const walk = async (nodes: CategorySeed[], parentId: number | null, prefix: string): Promise<void> => {
+      const walk = async (nodes: CategorySeed[], parentId: number | null, prefix: string, department?: Department): Promise<void> => {
         for (const [position, node] of nodes.entries()) {
           const slug = slugify(`${prefix}${node.name}`);
           const [id] = await insertReturningIds(w, 'categories', [{ parent_id: parentId, name: node.name, slug, position, created_at: w.now, updated_at: w.now }]);
           ids.push(id);
-          if (node.nouns) leaves.push({ id, nouns: node.nouns });
-          if (node.children) await walk(node.children, id, `${slug}-`);
+          if (node.kinds) leaves.push({ id, department: node.department ?? department, kinds: node.kinds });
+          if (node.children) await walk(node.children, id, `${slug}-`, node.department ?? department);
         }
       };
       await walk(CATEGORY_TREE, null, '');
@@ -103,38 +123,51 @@ async function ensureBrandsAndCategories(store: Store): Promise<{ brandIds: numb
     } else {
       const all = await trx.selectFrom('categories').select(['id', 'name', 'parent_id']).execute();
       const parents = new Set(all.map((c) => Number(c.parent_id)));
-      for (const c of all) if (!parents.has(Number(c.id))) leaves.push({ id: Number(c.id), nouns: [c.name] });
+      const known = catalogueLeaves(CATEGORY_TREE);
+      for (const c of all) {
+        if (parents.has(Number(c.id))) continue;
+        const leaf = known.get(c.name);
+        leaves.push({ id: Number(c.id), department: leaf?.department, kinds: leaf?.kinds ?? [genericKind(c.name)] });
+      }
     }
-    return {
-      brandIds: brandRows.map((b) => Number(b.id)), brandNames: new Map(brandRows.map((b) => [Number(b.id), b.name])), leaves,
-      brands: newBrands, categories: newCategories,
-    };
+    return { brands: brandRows.map((b) => ({ id: Number(b.id), name: b.name })), leaves, newBrands, newCategories };
   });
 }
 
-async function ensureDefinitions(store: Store): Promise<{ parameters: Array<{ id: number; values: string[] }>; filters: Array<{ id: number; valueIds: number[] }> }> {
+interface Definitions {
+  parameters: Record<ParameterKey, number>;
+  filters: Record<FilterKey, { id: number; valueIds: Map<string, number> }>;
+}
+
+async function ensureDefinitions(store: Store): Promise<Definitions> {
   return store.db.transaction().execute(async (trx) => {
     const now = nowIso();
-    const parameters = [];
-    for (const p of PARAMETERS) {
+    const parameters = {} as Definitions['parameters'];
+    for (const [key, p] of Object.entries(PARAMETERS) as Array<[ParameterKey, (typeof PARAMETERS)[ParameterKey]]>) {
       let row = await trx.selectFrom('parameters').select('id').where('name', '=', p.name).executeTakeFirst();
       row ??= await trx.insertInto('parameters').values({ name: p.name, unit: p.unit, created_at: now }).returning('id').executeTakeFirstOrThrow();
-      parameters.push({ id: Number(row.id), values: p.values() });
+      parameters[key] = Number(row.id);
     }
-    const filters = [];
-    for (const f of FILTERS) {
+    const filters = {} as Definitions['filters'];
+    for (const [key, f] of Object.entries(FILTERS) as Array<[FilterKey, (typeof FILTERS)[FilterKey]]>) {
       let row = await trx.selectFrom('filters').select('id').where('name', '=', f.name).executeTakeFirst();
       row ??= await trx.insertInto('filters').values({ name: f.name, created_at: now }).returning('id').executeTakeFirstOrThrow();
-      const valueIds = [];
+      const valueIds = new Map<string, number>();
       for (const value of f.values) {
         let v = await trx.selectFrom('filter_values').select('id').where('filter_id', '=', Number(row.id)).where('value', '=', value).executeTakeFirst();
         v ??= await trx.insertInto('filter_values').values({ filter_id: Number(row.id), value, created_at: now }).returning('id').executeTakeFirstOrThrow();
-        valueIds.push(Number(v.id));
+        valueIds.set(value, Number(v.id));
       }
-      filters.push({ id: Number(row.id), valueIds });
+      filters[key] = { id: Number(row.id), valueIds };
     }
     return { parameters, filters };
   });
+}
+
+/** The brands that make things for a department (any brand when the store's brands are not the catalogue's). */
+function brandsFor(brands: Brand[], department: Department | undefined): Brand[] {
+  const fitting = brands.filter((b) => department !== undefined && departmentsOf.get(b.name)?.includes(department));
+  return fitting.length ? fitting : brands;
 }
 
 /**
@@ -148,7 +181,7 @@ export async function seedStore(store: Store, options: SeedOptions): Promise<See
   const total = options.products + orderCount;
   const base = await ensureBrandsAndCategories(store);
   const defs = await ensureDefinitions(store);
-  const result: SeedResult = { brands: base.brands, categories: base.categories, products: 0, productParameters: 0, productFilters: 0, orders: 0 };
+  const result: SeedResult = { brands: base.newBrands, categories: base.newCategories, products: 0, productParameters: 0, productFilters: 0, orders: 0 };
   const start = Number((await store.db.selectFrom('products').select((eb) => eb.fn.max('id').as('max')).executeTakeFirst())?.max ?? 0);
   const now = Date.now();
   const productIds: number[] = [];
@@ -158,22 +191,24 @@ export async function seedStore(store: Store, options: SeedOptions): Promise<See
     await store.db.transaction().execute(async (trx) => {
       const w: WriteContext = { trx, dialect: store.dialect, now: nowIso() };
       const rows = [];
+      const made = [];
       for (let i = 0; i < count; i++) {
         const n = start + offset + i + 1;
         const leaf = rng.pick(base.leaves);
-        const brandId = rng.pick(base.brandIds);
-        const noun = rng.pick(leaf.nouns);
-        const name = `${base.brandNames.get(brandId)} ${rng.pick(ADJECTIVES)} ${noun} ${String.fromCharCode(65 + rng.int(0, 25))}${rng.int(10, 990)}`;
+        // A few products have no brand (and then no brand in their name).
+        const brand = base.brands.length && rng.chance(0.95) ? rng.pick(brandsFor(base.brands, leaf.department)) : undefined;
+        const product = makeProduct(rng, leaf, brand?.name);
+        made.push(product);
         const articleNumber = `SKU-${String(n).padStart(7, '0')}`;
         const at = new Date(now - rng.int(0, 365) * DAY - rng.int(0, DAY)).toISOString();
         rows.push({
-          article_number: articleNumber, article_number_lc: articleNumber.toLowerCase(), name, name_lc: name.toLowerCase(),
-          description: `${name}. ${rng.sample(SENTENCES, rng.int(2, 4)).join(' ')}`,
+          article_number: articleNumber, article_number_lc: articleNumber.toLowerCase(), name: product.name, name_lc: product.name.toLowerCase(),
+          description: product.description,
           status: rng.chance(0.85) ? 'active' : rng.chance(0.5) ? 'draft' : 'archived',
-          brand_id: rng.chance(0.95) ? brandId : null, category_id: leaf.id, ean: rng.chance(0.9) ? ean13(rng) : null,
-          price: fromCents(BigInt(rng.int(99, 49_999) * 100 + (rng.chance(0.5) ? 0 : 90))), currency: 'CZK',
-          vat_rate: rng.chance(0.9) ? 21 : 12, stock: rng.int(0, 500), weight: Math.round(rng.next() * 2000) / 100,
-          url: `https://shop.example/p/${slugify(name)}-${n}`, created_at: at, updated_at: at,
+          brand_id: brand?.id ?? null, category_id: leaf.id, ean: rng.chance(0.9) ? ean13(rng) : null,
+          // Hardware, garden and household goods all carry the standard Czech VAT rate.
+          price: product.price, currency: 'CZK', vat_rate: 21, stock: rng.int(0, 500), weight: product.weight,
+          url: `https://shop.example/p/${slugify(product.name)}-${n}`, created_at: at, updated_at: at,
         });
       }
       const ids = await insertReturningIds(w, 'products', rows);
@@ -182,8 +217,11 @@ export async function seedStore(store: Store, options: SeedOptions): Promise<See
       const filters = [];
       for (const [k, id] of ids.entries()) {
         const at = rows[k].created_at;
-        for (const p of rng.sample(defs.parameters, rng.int(3, 6))) params.push({ product_id: id, parameter_id: p.id, value: rng.pick(p.values), created_at: at, updated_at: at });
-        for (const f of rng.sample(defs.filters, rng.int(2, 3))) filters.push({ product_id: id, filter_id: f.id, value_id: rng.pick(f.valueIds), created_at: at, updated_at: at });
+        for (const p of made[k].parameters) params.push({ product_id: id, parameter_id: defs.parameters[p.key], value: p.value, created_at: at, updated_at: at });
+        for (const f of made[k].filters) {
+          const filter = defs.filters[f.key];
+          filters.push({ product_id: id, filter_id: filter.id, value_id: filter.valueIds.get(f.value)!, created_at: at, updated_at: at });
+        }
       }
       const paramIds = await insertReturningIds(w, 'product_parameters', params);
       const filterIds = await insertReturningIds(w, 'product_filters', filters);
@@ -213,17 +251,14 @@ export async function seedStore(store: Store, options: SeedOptions): Promise<See
       const orderRows = [];
       const itemSets: Array<Array<{ product_id: number; article_number: string; name: string; quantity: number; unit_price: string; vat_rate: number; total: string }>> = [];
       for (let i = 0; i < count; i++) {
-        const first = rng.pick(FIRST_NAMES);
-        const last = rng.pick(LAST_NAMES);
-        const place = rng.pick(CITIES);
-        const address = { name: `${first} ${last}`, company: rng.chance(0.2) ? `${last} s.r.o.` : null, street: `${place.street} ${rng.int(1, 180)}`, city: place.city, postalCode: place.postalCode, country: place.country, phone: rng.chance(0.7) ? `+420 ${rng.int(600, 799)} ${rng.int(100, 999)} ${rng.int(100, 999)}` : null };
+        const { first, last, address } = customer(rng);
         const items = rng.sample(productRows, rng.int(1, 4)).map((p) => {
           const quantity = rng.int(1, 3);
           return { product_id: Number(p.id), article_number: p.article_number, name: p.name, quantity, unit_price: String(p.price), vat_rate: Number(p.vat_rate), total: fromCents(toCents(String(p.price)) * BigInt(quantity)) };
         });
         const subtotal = items.reduce((s, it) => s + toCents(it.total), 0n);
         const tax = items.reduce((s, it) => s + includedVat(toCents(it.total), it.vat_rate), 0n);
-        const shipping = subtotal > 200_000n ? 0n : 9_900n;
+        const shipping = address.country === 'CZ' && subtotal > 200_000n ? 0n : (SHIPPING[address.country] ?? 24_900n);
         const at = new Date(now - rng.int(0, 365) * DAY - rng.int(0, DAY)).toISOString();
         const email = `${slugify(first)}.${slugify(last)}${rng.int(1, 999)}@example.com`;
         orderRows.push({
