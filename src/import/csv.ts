@@ -4,7 +4,7 @@ import { CsvError, parse } from 'csv-parse';
 import type { JsonSchema, Resource } from '../resources/types.ts';
 import { objectFrom, READ_ONLY_COLUMNS, type CsvRow } from './cells.ts';
 import { groupedLayout, groupedRecords } from './grouped-rows.ts';
-import type { SourceRecord } from './source.ts';
+import type { SourceRecord } from './records.ts';
 
 /** `;` when the header has more semicolons than commas (spreadsheets in many European locales), else `,`. */
 export function detectDelimiter(path: string): string {

@@ -1,6 +1,6 @@
 import type { Input, JsonSchema, Resource } from '../resources/types.ts';
 import { cellValue, objectFrom, READ_ONLY_COLUMNS, type CsvRow } from './cells.ts';
-import type { LineIssue, SourceRecord } from './source.ts';
+import type { LineIssue, SourceRecord } from './records.ts';
 
 /*
  * A resource with `exportRowPer` (orders) in CSV: one row per nested element (order item), the item's own

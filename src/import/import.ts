@@ -10,7 +10,8 @@ import type { Input, Resource } from '../resources/types.ts';
 import { createItem, updateItem } from '../resources/writer.ts';
 import { changesOf } from './diff.ts';
 import { findExisting } from './match.ts';
-import { formatOf, openSource, resourceOf, type ImportFormat, type LineIssue, type SourceRecord } from './source.ts';
+import type { LineIssue, SourceRecord } from './records.ts';
+import { formatOf, openSource, resourceOf, type ImportFormat } from './source.ts';
 import { validateRecord, validatorsFor, type FieldIssue, type RecordValidators } from './validate.ts';
 
 export interface ImportOptions {

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { createInterface } from 'node:readline';
 import type { Input } from '../resources/types.ts';
-import type { SourceRecord } from './source.ts';
+import type { SourceRecord } from './records.ts';
 
 /** One JSON object per line (JSON Lines, also called NDJSON); blank lines are skipped. */
 export async function* jsonlRecords(stream: Readable): AsyncGenerator<SourceRecord> {

@@ -1,30 +1,13 @@
 import { createReadStream, statSync } from 'node:fs';
 import { basename } from 'node:path';
-import type { Input, Resource } from '../resources/types.ts';
+import type { Resource } from '../resources/types.ts';
 import { csvRecords, detectDelimiter } from './csv.ts';
 import { jsonlRecords } from './jsonl.ts';
+import type { SourceRecord } from './records.ts';
 
 export type ImportFormat = 'jsonl' | 'csv';
 export const IMPORT_FORMATS: readonly ImportFormat[] = ['jsonl', 'csv'];
 
-/** A problem found in the file, by the line it is on. */
-export interface LineIssue {
-  line: number;
-  field?: string;
-  reason: string;
-}
-
-/** One record of the file (an API object), or the problems that kept it from being one. */
-export interface SourceRecord {
-  /** The line the record starts on (1-based, the CSV header being line 1). */
-  line: number;
-  record?: Input;
-  issues: LineIssue[];
-  /** The line a field path (`items.2.quantity`) came from, for records built from several lines (orders in CSV). */
-  lineOf?(field: string): number;
-  /** A problem with the file as a whole (a broken header, unparsable CSV): reading stops. */
-  fatal?: boolean;
-}
 
 export interface RecordSource {
   format: ImportFormat;
