@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
+import { engineRoutes } from './ai/engine.route.ts';
 import { generateRoutes } from './ai/generate.route.ts';
 import { addBearerGuard } from './auth/bearer.ts';
 import { scopeCatalogue } from './auth/scopes.ts';
@@ -88,6 +89,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
       await api.register(resourceRoutes, { ctx });
       await api.register(changesRoutes, { ctx });
       await api.register(generateRoutes, { ctx });
+      await api.register(engineRoutes, { ctx });
     },
     { prefix: '/api/v2' },
   );
