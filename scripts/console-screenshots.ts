@@ -11,7 +11,7 @@ import { openStore } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import { seedStore } from '../src/seed/seed.ts';
 import { startServer } from '../src/server.ts';
-import { startReceiver } from '../test/events/receiver.ts';
+import { startReceiver } from '../test/events/webhooks/receiver.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];

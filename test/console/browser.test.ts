@@ -13,7 +13,7 @@ import { seedStore } from '../../src/seed/seed.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { ADMIN_TOKEN } from '../helpers/app.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
-import { startReceiver, verify, type Receiver } from '../events/receiver.ts';
+import { startReceiver, verify, type Receiver } from '../events/webhooks/receiver.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];

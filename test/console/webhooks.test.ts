@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { WebhookDispatcher } from '../../src/events/webhooks/dispatcher.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { dialects } from '../helpers/databases.ts';
-import { startReceiver, verify, type Receiver } from '../events/receiver.ts';
+import { startReceiver, verify, type Receiver } from '../events/webhooks/receiver.ts';
 import { anotherNode, signIn, type Browserish } from './console-client.ts';
 
 const ENV = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE: '0.2,0.2', WEBHOOK_POLL_MS: '100' };

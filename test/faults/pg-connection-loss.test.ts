@@ -8,7 +8,7 @@ import { exportStats } from '../../src/listing/formats/export.ts';
 import { seedStore } from '../../src/seed/seed.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { readState } from '../../src/sync/state.ts';
-import { startReceiver, verify, type Receiver } from '../events/receiver.ts';
+import { startReceiver, verify, type Receiver } from '../events/webhooks/receiver.ts';
 import { createTestDatabase, dialects, PG_URL, type TestDatabase } from '../helpers/databases.ts';
 import { followInProcess, listAll, startInstance, waitCaughtUp, type Instance } from '../sync/cluster.ts';
 

@@ -11,7 +11,7 @@ import { mirrorsOf } from '../../src/sync/mirrors.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { dialects } from '../helpers/databases.ts';
 import { problemOf } from '../helpers/problems.ts';
-import { readCsv, readXlsx } from '../formats/readers.ts';
+import { readCsv, readXlsx } from '../listing/formats/readers.ts';
 import { widgetMigrations } from './fixture/widgets/migration.ts';
 import { widgets } from './fixture/widgets/resource.ts';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { leaseSize, PostgresBuckets, type Policy } from '../src/ratelimit/bucket.ts';
-import { createTestDatabase, dialects, type TestDatabase } from './helpers/databases.ts';
+import { leaseSize, PostgresBuckets, type Policy } from '../../src/ratelimit/bucket.ts';
+import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
 
 if ((await dialects()).includes('postgres')) {
   describe('rate limit leases on PostgreSQL', () => {

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import type { Scope } from '../../src/auth/scopes.ts';
-import { exportStats } from '../../src/listing/formats/export.ts';
-import { RESOURCES } from '../../src/modules/registry.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { dialects } from '../helpers/databases.ts';
+import type { Scope } from '../../../src/auth/scopes.ts';
+import { exportStats } from '../../../src/listing/formats/export.ts';
+import { RESOURCES } from '../../../src/modules/registry.ts';
+import { createTestApp, type TestApp } from '../../helpers/app.ts';
+import { dialects } from '../../helpers/databases.ts';
 import { csvText, DATE_COLUMNS, EXPECTED_COLUMNS, expectedRows, MONEY_COLUMNS, readCsv, readXlsx, serialToMs, type Item } from './readers.ts';
 
 const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
@@ -13,7 +13,7 @@ const TODAY = new Date().toISOString().slice(0, 10);
 
 describe('export columns', () => {
   it('docs/listing-and-formats.md lists the columns of every collection as the API writes them', () => {
-    const doc = readFileSync(new URL('../../docs/listing-and-formats.md', import.meta.url), 'utf8');
+    const doc = readFileSync(new URL('../../../docs/listing-and-formats.md', import.meta.url), 'utf8');
     const start = doc.indexOf('\n## Export columns\n');
     assert.ok(start >= 0, 'docs/listing-and-formats.md has a section "Export columns"');
     const section = doc.slice(start);

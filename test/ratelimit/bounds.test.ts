@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { addressKey } from '../src/ratelimit/address.ts';
-import { MemoryBuckets, PostgresBuckets } from '../src/ratelimit/bucket.ts';
-import { createTestDatabase, dialects, type TestDatabase } from './helpers/databases.ts';
+import { addressKey } from '../../src/ratelimit/address.ts';
+import { MemoryBuckets, PostgresBuckets } from '../../src/ratelimit/bucket.ts';
+import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
 
 const policy = { name: 'p', rps: 0.01, burst: 2 };
 

@@ -1,8 +1,8 @@
 // Content negotiation is pure logic (no database): the HTTP behaviour is tested in exports.test.ts on both.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AppError } from '../../src/errors/app-error.ts';
-import { chooseFormat, parseAccept } from '../../src/listing/formats/negotiate.ts';
+import { AppError } from '../../../src/errors/app-error.ts';
+import { chooseFormat, parseAccept } from '../../../src/listing/formats/negotiate.ts';
 
 const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 

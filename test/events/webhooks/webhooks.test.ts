@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { pruneOnce } from '../../src/events/pruner.ts';
-import { WebhookDispatcher } from '../../src/events/webhooks/dispatcher.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { dialects } from '../helpers/databases.ts';
+import { pruneOnce } from '../../../src/events/pruner.ts';
+import { WebhookDispatcher } from '../../../src/events/webhooks/dispatcher.ts';
+import { createTestApp, type TestApp } from '../../helpers/app.ts';
+import { dialects } from '../../helpers/databases.ts';
 import { startReceiver, verify, type Receiver } from './receiver.ts';
 
 const ENV = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE: '0.2,0.2,0.2,0.3,0.3,0.5', WEBHOOK_POLL_MS: '100' };

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { getOne, listPage } from '../src/listing/engine.ts';
-import { products } from '../src/modules/products/resource.ts';
-import { seedStore } from '../src/seed/seed.ts';
-import { createTestDatabase, dialects, type TestDatabase } from './helpers/databases.ts';
+import { getOne, listPage } from '../../src/listing/engine.ts';
+import { products } from '../../src/modules/products/resource.ts';
+import { seedStore } from '../../src/seed/seed.ts';
+import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
 
 // listPage and getOne reuse compiled queries; these walk the same query shapes with other values each time.
 for (const dialect of await dialects()) {

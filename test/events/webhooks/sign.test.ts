@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { signature } from '../../src/events/webhooks/sign.ts';
-import { signedHeaders } from '../../src/events/webhooks/send.ts';
-import { newWebhookSecret } from '../../src/events/webhooks/subscriptions.ts';
+import { signature } from '../../../src/events/webhooks/sign.ts';
+import { signedHeaders } from '../../../src/events/webhooks/send.ts';
+import { newWebhookSecret } from '../../../src/events/webhooks/subscriptions.ts';
 
 // Pure computation, the same on every database: no dialect loop.
 describe('webhook signatures', () => {

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { ALL_SCOPES } from '../src/auth/scopes.ts';
-import { PROBLEMS } from '../src/errors/codes.ts';
-import { sortsOf } from '../src/listing/engine.ts';
-import { itemSchemaId } from '../src/listing/schemas.ts';
-import { RESOURCES } from '../src/modules/registry.ts';
-import { createTestApp, type TestApp } from './helpers/app.ts';
-import { dialects } from './helpers/databases.ts';
-import { problemOf } from './helpers/problems.ts';
+import { ALL_SCOPES } from '../../src/auth/scopes.ts';
+import { PROBLEMS } from '../../src/errors/codes.ts';
+import { sortsOf } from '../../src/listing/engine.ts';
+import { itemSchemaId } from '../../src/listing/schemas.ts';
+import { RESOURCES } from '../../src/modules/registry.ts';
+import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { dialects } from '../helpers/databases.ts';
+import { problemOf } from '../helpers/problems.ts';
 
 interface Operation {
   parameters?: Array<{ name: string; in: string; required?: boolean; schema: Record<string, unknown> }>;

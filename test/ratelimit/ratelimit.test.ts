@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { buildApp } from '../src/app.ts';
-import { createContext } from '../src/context.ts';
-import type { Store } from '../src/db/database.ts';
-import { createTestApp, type TestApp } from './helpers/app.ts';
-import { dialects } from './helpers/databases.ts';
-import { problemOf } from './helpers/problems.ts';
+import { buildApp } from '../../src/app.ts';
+import { createContext } from '../../src/context.ts';
+import type { Store } from '../../src/db/database.ts';
+import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { dialects } from '../helpers/databases.ts';
+import { problemOf } from '../helpers/problems.ts';
 
 const BURST = 5;
 // One token a second: refills during a burst of quick requests stay below one token.

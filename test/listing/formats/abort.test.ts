@@ -3,12 +3,12 @@ import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { createCredential } from '../../src/auth/credentials.service.ts';
-import { loadConfig } from '../../src/config.ts';
-import { exportStats } from '../../src/listing/formats/export.ts';
-import { seedStore } from '../../src/seed/seed.ts';
-import { startServer, type RunningServer } from '../../src/server.ts';
-import { createTestDatabase, dialects, PG_URL, type TestDatabase } from '../helpers/databases.ts';
+import { createCredential } from '../../../src/auth/credentials.service.ts';
+import { loadConfig } from '../../../src/config.ts';
+import { exportStats } from '../../../src/listing/formats/export.ts';
+import { seedStore } from '../../../src/seed/seed.ts';
+import { startServer, type RunningServer } from '../../../src/server.ts';
+import { createTestDatabase, dialects, PG_URL, type TestDatabase } from '../../helpers/databases.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

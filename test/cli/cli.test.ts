@@ -6,11 +6,11 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { TokenService } from '../src/auth/tokens.ts';
-import { hashingKey } from '../src/auth/credentials.service.ts';
-import { openStore } from '../src/db/database.ts';
+import { TokenService } from '../../src/auth/tokens.ts';
+import { hashingKey } from '../../src/auth/credentials.service.ts';
+import { openStore } from '../../src/db/database.ts';
 
-const BIN = fileURLToPath(new URL('../bin/store-api.js', import.meta.url));
+const BIN = fileURLToPath(new URL('../../bin/store-api.js', import.meta.url));
 const run = promisify(execFile);
 
 interface Outcome {

@@ -5,13 +5,13 @@ import { after, before, describe, it } from 'node:test';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import pg from 'pg';
-import { createCredential } from '../../src/auth/credentials.service.ts';
-import { loadConfig } from '../../src/config.ts';
-import { openStore, type Store } from '../../src/db/database.ts';
-import { exportStats } from '../../src/listing/formats/export.ts';
-import { seedStore } from '../../src/seed/seed.ts';
-import { startServer, type RunningServer } from '../../src/server.ts';
-import { createTestDatabase, dialects, PG_URL, type TestDatabase } from '../helpers/databases.ts';
+import { createCredential } from '../../../src/auth/credentials.service.ts';
+import { loadConfig } from '../../../src/config.ts';
+import { openStore, type Store } from '../../../src/db/database.ts';
+import { exportStats } from '../../../src/listing/formats/export.ts';
+import { seedStore } from '../../../src/seed/seed.ts';
+import { startServer, type RunningServer } from '../../../src/server.ts';
+import { createTestDatabase, dialects, PG_URL, type TestDatabase } from '../../helpers/databases.ts';
 
 // Memory is compared after full collections, so that garbage not yet collected is not taken for a leak.
 v8.setFlagsFromString('--expose-gc');

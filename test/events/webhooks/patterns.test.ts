@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { EVENT_TYPES, eventMatcher, matchesPattern, MAX_WILDCARDS, patternProblem, unknownPatterns } from '../../src/events/webhooks/patterns.ts';
-import { isPrivateAddress, refusalOf } from '../../src/events/webhooks/ssrf.ts';
+import { EVENT_TYPES, eventMatcher, matchesPattern, MAX_WILDCARDS, patternProblem, unknownPatterns } from '../../../src/events/webhooks/patterns.ts';
+import { isPrivateAddress, refusalOf } from '../../../src/events/webhooks/ssrf.ts';
 
 /** The textbook dynamic-programming glob match: slow but plainly right, the reference for the fast one. */
 function reference(pattern: string, text: string): boolean {

@@ -4,9 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
-import { WebhookDispatcher } from '../../src/events/webhooks/dispatcher.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { dialects } from '../helpers/databases.ts';
+import { WebhookDispatcher } from '../../../src/events/webhooks/dispatcher.ts';
+import { createTestApp, type TestApp } from '../../helpers/app.ts';
+import { dialects } from '../../helpers/databases.ts';
 
 const ENV = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE: '0.2,0.2', WEBHOOK_POLL_MS: '100' };
 

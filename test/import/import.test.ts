@@ -4,10 +4,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Store } from '../src/db/database.ts';
-import { ImportFailed, importFile } from '../src/import/import.ts';
-import { seedStore } from '../src/seed/seed.ts';
-import { createTestDatabase, dialects, type TestDatabase } from './helpers/databases.ts';
+import type { Store } from '../../src/db/database.ts';
+import { ImportFailed, importFile } from '../../src/import/import.ts';
+import { seedStore } from '../../src/seed/seed.ts';
+import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'store-api-import-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

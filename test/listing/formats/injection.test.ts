@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { dialects } from '../helpers/databases.ts';
+import { createTestApp, type TestApp } from '../../helpers/app.ts';
+import { dialects } from '../../helpers/databases.ts';
 import { readCsv, readXlsx } from './readers.ts';
 
 /**
