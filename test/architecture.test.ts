@@ -63,18 +63,6 @@ const KNOWN: Array<{ from: string; to: string; why: string }> = [
     from: 'context.ts', to: 'admin/admin-token.ts',
     why: 'the context makes the admin token hash with ensureAdminToken, which lives beside the admin API guard; it belongs with the credentials (auth/), the guard stays in admin/',
   },
-  {
-    from: 'listing/resource.ts', to: 'auth/scopes.ts',
-    why: 'the kernel names a resource\'s scope with the Scope type of the catalogue that is derived from the registry (auth/scopes → modules/registry → modules/* → listing/resource): a circle; the kernel should type a scope as its own string',
-  },
-  {
-    from: 'listing/schemas.ts', to: 'modules/common-fields.ts',
-    why: 'ID_BOUNDS (what an id column holds) is a fact of the database, not of the modules: it belongs in db/ or the kernel',
-  },
-  {
-    from: 'listing/formats/columns.ts', to: 'listing/schemas.ts',
-    why: 'export columns find money fields by comparing MONEY_PATTERN (formats/columns → schemas → formats/csv → formats/columns); the money leaf answers isMoneySchema',
-  },
   ...['import/csv.ts', 'import/jsonl.ts'].map((reader) => ({
     from: 'import/source.ts', to: reader,
     why: 'the source picks a reader (CSV, JSON Lines), and the readers import the SourceRecord type from the source (a circle); the record types want a module of their own',
