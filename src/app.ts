@@ -56,6 +56,8 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     ajv: { customOptions: { removeAdditional: false, allErrors: true, coerceTypes: true, useDefaults: true } },
     schemaController: strictBodies,
   });
+  // In a fixed order: the app's own hooks, error handling and shared schemas first (their onRoute hooks must
+  // see every route, the external plugins' too), then external plugins, then the routes.
   addInputGuards(app);
   ctx.log ??= app.log;
 
@@ -78,7 +80,10 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   app.addSchema(paginationSchema);
   for (const def of ctx.resources.list) app.addSchema(itemSchema(def));
 
+  // External plugins: the OpenAPI document and its UI, before any route so that they collect every one.
   await registerOpenApi(app, ctx.config, scopeCatalogue(ctx.resources));
+  // Routes: each route file is a plugin of one shape, FastifyPluginAsync<{ ctx }>, owning its error handling
+  // where it differs (the token endpoint, the console); the document lists them in this order.
   await app.register(operationsRoutes, { ctx });
   await app.register(tokenRoutes, { ctx });
   await app.register(
