@@ -7,6 +7,7 @@ import type { Store } from './db/database.ts';
 import { EventBus } from './events/bus.ts';
 import { appRegistry } from './modules/registry.ts';
 import { bucketStoreFor, type BucketStore, type Policy } from './ratelimit/bucket.ts';
+import { FailureThrottle } from './ratelimit/failures.ts';
 import type { Registry } from './resources/registry.ts';
 
 /** What every part of the running service shares: built once, by the server and by tests alike. */
@@ -17,6 +18,8 @@ export interface AppContext {
   buckets: BucketStore;
   /** default and ai: per credential on /api/v2; token and tokenAddress: POST /oauth/token per credential and per source address. */
   policies: { default: Policy; ai: Policy; token: Policy; tokenAddress: Policy };
+  /** Wrong admin tokens per source address on this node: one allowance for the admin API and the console's sign-in. */
+  adminFailures: FailureThrottle;
   bus: EventBus;
   /** The store's resources: every route, writer, export, feed and follower reads them from here. */
   resources: Registry;
@@ -43,6 +46,7 @@ export async function createContext(config: Config, store: Store, options: { res
       token: { name: 'token', rps: config.tokenRateLimit.rps, burst: config.tokenRateLimit.burst },
       tokenAddress: { name: 'token-address', rps: config.tokenAddressRateLimit.rps, burst: config.tokenAddressRateLimit.burst },
     },
+    adminFailures: new FailureThrottle({ name: 'admin-failures', ...config.adminFailureLimit }),
     bus: new EventBus(),
     resources: options.resources ?? appRegistry(),
     admin: await ensureAdminToken(store.db, hashKey, config.adminToken),

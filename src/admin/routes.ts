@@ -47,7 +47,7 @@ function writeRoutes(app: FastifyInstance, ctx: AppContext, r: Resource): void {
 
 /** /admin/api: the admin token's guard, JSON bodies only, and every write route of the back office. */
 export const adminRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { ctx }) => {
-  addAdminGuard(app, ctx.hashKey, () => ctx.admin.hash, { name: 'admin-failures', ...ctx.config.adminFailureLimit });
+  addAdminGuard(app, ctx.hashKey, () => ctx.admin.hash, ctx.adminFailures);
   // The admin API speaks JSON only; Fastify's default text/plain parser would turn a stray body into a 400
   // about its shape instead of the 415 that says what is wrong.
   app.removeContentTypeParser('text/plain');

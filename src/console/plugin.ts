@@ -13,7 +13,6 @@ import type { ConsoleDeps } from './page.ts';
 import { CONSOLE_PAGES } from './pages.ts';
 import { closeSession, clearSessionCookie } from './session.ts';
 import { signInRoutes } from './sign-in.ts';
-import { SignInThrottle } from './throttle.ts';
 
 const STATIC_DIR = fileURLToPath(new URL('./static/', import.meta.url));
 /** Forms of the console are small; a larger body is refused before it is parsed. */
@@ -51,7 +50,7 @@ export const consoleRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (app
     return sendHtml(reply, renderPage(request.consoleSession ? nav : [], { title: PROBLEMS[problem.code].title, body, csrf: request.consoleSession?.csrf }), status);
   });
 
-  signInRoutes(app, ctx, new SignInThrottle(), home);
+  signInRoutes(app, ctx, home);
 
   await app.register(async (guarded) => {
     addConsoleGuard(guarded, ctx);

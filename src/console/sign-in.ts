@@ -6,7 +6,6 @@ import { html } from './html.ts';
 import { renderPage, sendHtml } from './layout.ts';
 import { hidden } from './page.ts';
 import { currentSession, openSession, setSessionCookie } from './session.ts';
-import type { SignInThrottle } from './throttle.ts';
 
 const signInBody = { type: 'object', additionalProperties: false, properties: { token: { type: 'string', maxLength: 1000 } } };
 
@@ -30,9 +29,11 @@ function signInPage(reply: FastifyReply, status: number, problem?: string, retry
 /**
  * GET and POST /admin/sign-in: the admin token once, checked as the admin API checks it (its keyed hash
  * compared in constant time with the stored one), then a session cookie. Failures are throttled per
- * source address (throttle.ts); while an address is throttled nothing it sends is checked.
+ * source address by the admin API's own throttle (`ctx.adminFailures`: one allowance for both doors); while
+ * an address is throttled nothing it sends is checked.
  */
-export function signInRoutes(app: FastifyInstance, ctx: AppContext, throttle: SignInThrottle, home: string): void {
+export function signInRoutes(app: FastifyInstance, ctx: AppContext, home: string): void {
+  const throttle = ctx.adminFailures;
   app.get('/sign-in', { schema: hidden }, async (request, reply) => {
     if (await currentSession(ctx, request)) return reply.code(303).header('location', home).send();
     return signInPage(reply, 200);

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { pruneSessions } from '../../src/console/session.ts';
-import { SignInThrottle } from '../../src/console/throttle.ts';
+import { FailureThrottle } from '../../src/ratelimit/failures.ts';
 import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/app.ts';
 import { dialects } from '../helpers/databases.ts';
 import { anotherNode, form, parseSetCookie, setCookies, signIn } from './console-client.ts';
@@ -138,23 +138,48 @@ for (const dialect of await dialects()) {
     });
 
     it('wrong tokens are throttled per source address (an IPv6 /64 counts as one), and while throttled even the right token is refused', async () => {
-      const post = (token: string, remoteAddress: string) => t.app.inject({ method: 'POST', url: '/admin/sign-in', remoteAddress, headers: formHeaders, payload: form({ token }) });
-      for (let i = 0; i < 10; i++) assert.equal((await post(`wrong-${i}`, '203.0.113.9')).statusCode, 401);
-      const throttled = await post('wrong-again', '203.0.113.9');
-      assert.equal(throttled.statusCode, 429);
-      assert.ok(Number(throttled.headers['retry-after']) >= 1);
-      const right = await post(ADMIN_TOKEN, '203.0.113.9');
-      assert.equal(right.statusCode, 429, 'the right token is not checked while throttled');
-      assert.deepEqual(setCookies(right), []);
-      assert.equal((await post(ADMIN_TOKEN, '203.0.113.10')).statusCode, 303, 'another address is not affected');
+      // The admin API's throttle, with its allowance of failures set low and practically no refill during the test.
+      const th = await createTestApp(dialect, { env: { ADMIN_FAILURE_RATE_LIMIT_RPS: '0.01', ADMIN_FAILURE_RATE_LIMIT_BURST: '10' } });
+      try {
+        const post = (token: string, remoteAddress: string) => th.app.inject({ method: 'POST', url: '/admin/sign-in', remoteAddress, headers: formHeaders, payload: form({ token }) });
+        for (let i = 0; i < 10; i++) assert.equal((await post(`wrong-${i}`, '203.0.113.9')).statusCode, 401);
+        const throttled = await post('wrong-again', '203.0.113.9');
+        assert.equal(throttled.statusCode, 429);
+        assert.ok(Number(throttled.headers['retry-after']) >= 1);
+        const right = await post(ADMIN_TOKEN, '203.0.113.9');
+        assert.equal(right.statusCode, 429, 'the right token is not checked while throttled');
+        assert.deepEqual(setCookies(right), []);
+        assert.equal((await post(ADMIN_TOKEN, '203.0.113.10')).statusCode, 303, 'another address is not affected');
 
-      for (let i = 0; i < 10; i++) assert.equal((await post(`wrong-${i}`, `2001:db8:1:2::${i + 1}`)).statusCode, 401);
-      assert.equal((await post(ADMIN_TOKEN, '2001:db8:1:2:ffff::7')).statusCode, 429, 'the same /64');
-      assert.equal((await post(ADMIN_TOKEN, '2001:db8:1:3::1')).statusCode, 303, 'another /64');
+        for (let i = 0; i < 10; i++) assert.equal((await post(`wrong-${i}`, `2001:db8:1:2::${i + 1}`)).statusCode, 401);
+        assert.equal((await post(ADMIN_TOKEN, '2001:db8:1:2:ffff::7')).statusCode, 429, 'the same /64');
+        assert.equal((await post(ADMIN_TOKEN, '2001:db8:1:3::1')).statusCode, 303, 'another /64');
+      } finally {
+        await th.close();
+      }
+    });
+
+    it('the console and the admin API share one allowance of wrong tokens per address (both doors take the admin token)', async () => {
+      const th = await createTestApp(dialect, { env: { ADMIN_FAILURE_RATE_LIMIT_RPS: '0.01', ADMIN_FAILURE_RATE_LIMIT_BURST: '4' } });
+      try {
+        const signInWith = (token: string, remoteAddress: string) => th.app.inject({ method: 'POST', url: '/admin/sign-in', remoteAddress, headers: formHeaders, payload: form({ token }) });
+        const api = (token: string, remoteAddress: string) => th.app.inject({ method: 'GET', url: '/admin/api/credentials', remoteAddress, headers: { authorization: `Bearer ${token}` } });
+        // Two wrong guesses through each door use up the allowance of four: both doors refuse the right token now.
+        for (let i = 0; i < 2; i++) assert.equal((await api(`wrong-${i}`, '198.51.100.7')).statusCode, 401);
+        for (let i = 0; i < 2; i++) assert.equal((await signInWith(`wrong-${i}`, '198.51.100.7')).statusCode, 401);
+        assert.equal((await signInWith(ADMIN_TOKEN, '198.51.100.7')).statusCode, 429);
+        assert.equal((await api(ADMIN_TOKEN, '198.51.100.7')).statusCode, 429);
+        // And the other way round, on another address: the API's failures alone close the console's door.
+        for (let i = 0; i < 4; i++) assert.equal((await api(`wrong-${i}`, '198.51.100.8')).statusCode, 401);
+        assert.equal((await signInWith(ADMIN_TOKEN, '198.51.100.8')).statusCode, 429);
+        assert.equal(th.ctx.adminFailures.size, 2);
+      } finally {
+        await th.close();
+      }
     });
 
     it('the throttle holds at most its bound of addresses', () => {
-      const throttle = new SignInThrottle({ burst: 2, perSecond: 0.01 }, 50);
+      const throttle = new FailureThrottle({ name: 'test', burst: 2, rps: 0.01 }, 50);
       for (let i = 0; i < 1000; i++) throttle.failed(`10.0.${i >> 8}.${i & 255}`);
       assert.equal(throttle.size, 50);
       throttle.failed('192.0.2.1');
