@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { ensureAdminToken } from './admin/admin-token.ts';
+import { ensureAdminToken } from './auth/admin-token.ts';
 import { hashingKey } from './auth/credentials.service.ts';
 import { TokenService } from './auth/tokens.ts';
 import type { Config } from './config.ts';

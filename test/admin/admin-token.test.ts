@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ensureAdminToken } from '../../src/admin/admin-token.ts';
+import { ensureAdminToken } from '../../src/auth/admin-token.ts';
 import { hashingKey } from '../../src/auth/credentials.service.ts';
 import { keyedHash } from '../../src/auth/secrets.ts';
 import { ConfigError, loadConfig, MIN_ADMIN_TOKEN_LENGTH } from '../../src/config.ts';
