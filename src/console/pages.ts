@@ -1,5 +1,6 @@
 import type { ConsolePage } from './page.ts';
 import { credentialsPage } from './pages/credentials.ts';
+import { dataPage } from './pages/data.ts';
 import { syncPage } from './pages/sync.ts';
 import { usagePage } from './pages/usage.ts';
 import { webhooksPage } from './pages/webhooks.ts';
@@ -8,4 +9,4 @@ import { webhooksPage } from './pages/webhooks.ts';
  * The console's sections, in the navigation's order. A section is one module: its routes and its entry here
  * (the first one is where /admin and a sign-in lead).
  */
-export const CONSOLE_PAGES: readonly ConsolePage[] = [credentialsPage, webhooksPage, usagePage, syncPage];
+export const CONSOLE_PAGES: readonly ConsolePage[] = [credentialsPage, webhooksPage, dataPage, usagePage, syncPage];
