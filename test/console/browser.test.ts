@@ -1,6 +1,6 @@
 // The console in a real browser (Debian's Chromium through playwright-core) against a real server on loopback,
 // as a new administrator would use it: sign in, create a credential from checkboxes and use its secret, narrow
-// its scopes, disable it; subscribe a webhook, see a delivery in the log and replay it; a forged cross-site form
+// its scopes, disable it; subscribe a webhook, see a delivery in the log and replay it; browse orders in Data; a forged cross-site form
 // changes nothing; sign out. Also: every control has an accessible name, and a phone-wide page does not scroll sideways.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -195,6 +195,26 @@ for (const dialect of await dialects()) {
       assert.deepEqual(await unnamedControls(page), []);
     });
 
+    it('browses data: opens Data, picks Orders, filters by status, opens one order with its items', async () => {
+      const [order] = await database.store.db.selectFrom('orders').select(['id', 'status']).orderBy('id').limit(1).execute();
+      await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Data' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Data' }).waitFor();
+      await page.getByRole('link', { name: 'Orders', exact: true }).click();
+      await page.getByRole('heading', { level: 1, name: 'Orders' }).waitFor();
+      await page.getByRole('textbox', { name: 'status' }).fill(order.status);
+      await page.getByRole('button', { name: 'Apply' }).click();
+      await page.waitForURL((url) => url.searchParams.get('status') === order.status);
+      const rows = page.getByRole('table', { name: /Orders/ }).getByRole('row');
+      assert.ok((await rows.count()) >= 2, 'a header row and the order');
+      for (const text of await rows.allInnerTexts()) if (!/^id\s/i.test(text)) assert.match(text, new RegExp(`\\b${order.status}\\b`));
+      assert.deepEqual(await unnamedControls(page), []);
+      await page.getByRole('link', { name: `Order ${order.id}`, exact: true }).click();
+      await page.getByRole('heading', { level: 1, name: `Order ${order.id}` }).waitFor();
+      const items = page.getByRole('table', { name: `Order ${order.id}: items` });
+      assert.ok((await items.getByRole('row').count()) >= 2, 'the order\'s items as a table');
+      assert.deepEqual(await unnamedControls(page), []);
+    });
+
     async function newReader(): Promise<[string, string]> {
       const res = await fetch(`${base}/admin/api/credentials`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'reader', scopes: ['products:read'] }) });
       const issued = (await res.json()) as { clientId: string; clientSecret: string };
@@ -204,7 +224,7 @@ for (const dialect of await dialects()) {
     it('fits a phone: no page scrolls sideways at 375 px', async () => {
       await page.setViewportSize({ width: 375, height: 740 });
       try {
-        for (const path of ['/admin/credentials', '/admin/credentials/new', '/admin/webhooks', '/admin/webhooks/1', '/admin/usage', '/admin/sync']) {
+        for (const path of ['/admin/credentials', '/admin/credentials/new', '/admin/webhooks', '/admin/webhooks/1', '/admin/usage', '/admin/sync', '/admin/data', '/admin/data/orders', '/admin/data/orders/1']) {
           await page.goto(`${base}${path}`);
           const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
           assert.ok(overflow <= 0, `${path} is ${overflow} px too wide`);
