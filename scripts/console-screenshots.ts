@@ -1,5 +1,5 @@
-// Makes the console's screenshots in docs/ (1280×800): the credentials page showing a new secret, and a
-// webhook's delivery log. A throwaway SQLite store, a receiver on loopback and Debian's Chromium; nothing
+// Makes the console's screenshots in docs/ (1280×800): the credentials page showing a new secret, a
+// webhook's delivery log, and the Data browser's orders filtered by status. A throwaway SQLite store, a receiver on loopback and Debian's Chromium; nothing
 // leaves the machine. Run: node --import tsx scripts/console-screenshots.ts [--phone DIR] (DIR: 375 px shots too).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -98,6 +98,19 @@ try {
     await page.screenshot({ path: join(phoneDir, 'console-usage-phone.png'), fullPage: true });
     await page.goto(`${base}/admin/sync`);
     await page.screenshot({ path: join(phoneDir, 'console-sync-phone.png'), fullPage: true });
+  }
+
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto(`${base}/admin/data/orders`);
+  await page.getByRole('textbox', { name: 'status' }).fill('new,paid,processing,shipped,delivered');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await page.getByRole('link', { name: 'Download CSV' }).waitFor();
+  await shoot(page, join(DOCS, 'console-data.png'));
+  if (phoneDir) {
+    await page.setViewportSize({ width: 375, height: 800 });
+    await page.screenshot({ path: join(phoneDir, 'console-data-phone.png'), fullPage: true });
+    await page.getByRole('link', { name: /^Order \d+$/ }).first().click();
+    await page.screenshot({ path: join(phoneDir, 'console-order-phone.png'), fullPage: true });
   }
 } finally {
   await browser.close();

@@ -14,7 +14,7 @@ import type { ConsoleDeps, ConsolePage } from '../page.ts';
 /** Whole exports started from the console count under this one owner (besides the node's cap), whoever signed in. */
 export const CONSOLE_EXPORT_OWNER = 'console';
 /** Characters of a text shown in a table cell; the whole text is on the item's page (and in the cell's title). */
-const CELL_TEXT = 60;
+const CELL_TEXT = 48;
 const CONTROL = new Set(['limit', 'cursor', 'sort']);
 
 type Query = Record<string, string | string[] | undefined>;
@@ -73,7 +73,8 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 function cell(value: unknown): Html {
   if (value === null || value === undefined) return html`<span class="muted">—</span>`;
   if (Array.isArray(value)) return html`<span class="muted">${value.length} ${value.length === 1 ? 'item' : 'items'}</span>`;
-  const text = isRecord(value) ? JSON.stringify(value) : String(value);
+  // An object (an address) reads best as its values in order; its page shows it whole.
+  const text = isRecord(value) ? Object.values(value).filter((v) => v !== null && v !== '').map((v) => (typeof v === 'object' ? JSON.stringify(v) : String(v))).join(', ') : String(value);
   return text.length > CELL_TEXT ? html`<span title="${text.slice(0, 1000)}">${text.slice(0, CELL_TEXT - 1)}…</span>` : html`${text}`;
 }
 
@@ -180,7 +181,7 @@ async function listingPage(deps: ConsoleDeps, request: FastifyRequest<{ Params: 
   }
   const body = html`${picker(ctx, def)}
     <p class="lead">${def.description} Read-only; the same listing as <code>GET /api/v2/${def.collection}</code> (scope <code>${def.scope}</code>).</p>
-    <section class="panel" aria-labelledby="filters-title"><h2 id="filters-title">Filters</h2>${filterForm(def, shown)}</section>
+    <section class="panel filters-panel" aria-labelledby="filters-title"><h2 id="filters-title">Filters</h2>${filterForm(def, shown)}</section>
     ${content}`;
   return deps.show(request, reply, { section: 'data', title: labelOf(def), body }, status);
 }
@@ -240,7 +241,7 @@ export const dataPage: ConsolePage = {
       if (!item) throw notFound(`${def.title} ${id}`);
       const nested = Object.keys(def.nested ?? {});
       const body = html`${picker(ctx, def)}
-        <p><a href="/admin/data/${def.collection}">← ${labelOf(def)}</a> · <a href="/api/v2/${def.collection}/${id}">GET /api/v2/${def.collection}/${id}</a> <span class="muted">(needs a token)</span></p>
+        <p><a href="/admin/data/${def.collection}">← ${labelOf(def)}</a> · as <code>GET /api/v2/${def.collection}/${id}</code> answers it</p>
         <section class="panel" aria-labelledby="fields-title"><h2 id="fields-title">Fields</h2>
           <dl class="facts item-facts">${def.fields.map((f) => html`<div${f.type === 'object' || f.type === 'array' || (typeof item[f.name] === 'string' && String(item[f.name]).length > CELL_TEXT) ? html` class="wide"` : ''}><dt>${f.name}</dt><dd>${detail(item[f.name], f.name)}</dd></div>`)}</dl>
         </section>
