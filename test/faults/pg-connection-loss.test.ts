@@ -11,6 +11,7 @@ import { readState } from '../../src/sync/state.ts';
 import { startReceiver, verify, type Receiver } from '../events/webhooks/receiver.ts';
 import { createTestDatabase, dialects, PG_URL, type TestDatabase } from '../helpers/databases.ts';
 import { followInProcess, listAll, startInstance, waitCaughtUp, type Instance } from '../sync/cluster.ts';
+import { sleep, until } from '../helpers/wait.ts';
 
 /**
  * The database drops the server's connections under load (an operator's pg_terminate_backend, a failover, a
@@ -20,15 +21,6 @@ import { followInProcess, listAll, startInstance, waitCaughtUp, type Instance } 
  */
 
 const ADMIN_TOKEN = 'fault-test-admin-token-0123456789';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what: string, check: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
-    await sleep(50);
-  }
-}
 
 interface Outcome {
   what: string;

@@ -9,16 +9,8 @@ import { exportStats } from '../../../src/listing/formats/export.ts';
 import { seedStore } from '../../../src/seed/seed.ts';
 import { startServer, type RunningServer } from '../../../src/server.ts';
 import { createTestDatabase, dialects, PG_URL, type TestDatabase } from '../../helpers/databases.ts';
+import { sleep, until } from '../../helpers/wait.ts';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what: string, check: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
-    await sleep(20);
-  }
-}
 
 /** Opens an export over real HTTP, reads its first chunk, then stops reading (a slow client). */
 function stalledDownload(url: string, headers: Record<string, string>): Promise<{ status: number; first: Buffer; destroy(): void }> {

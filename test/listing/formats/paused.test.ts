@@ -12,20 +12,12 @@ import { exportStats } from '../../../src/listing/formats/export.ts';
 import { seedStore } from '../../../src/seed/seed.ts';
 import { startServer, type RunningServer } from '../../../src/server.ts';
 import { createTestDatabase, dialects, PG_URL, type TestDatabase } from '../../helpers/databases.ts';
+import { sleep, until } from '../../helpers/wait.ts';
 
 // Memory is compared after full collections, so that garbage not yet collected is not taken for a leak.
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what: string, check: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
-    await sleep(25);
-  }
-}
 
 /** Open file descriptors of this process (servers and clients run in it). */
 const descriptors = () => readdirSync('/proc/self/fd').length;
