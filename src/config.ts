@@ -36,6 +36,8 @@ export interface Config {
    */
   console: { sessionIdleMs: number; sessionMaxMs: number; trustForwardedProto: boolean };
   tokenTtlSeconds: number;
+  /** Snapshots, bulk exports as background jobs (docs/snapshots.md). */
+  snapshots: SnapshotSettings;
   /** Following a main store (store-api sync); local edits of followed collections are refused unless allowLocalEdits. */
   sync: {
     from: string | undefined; clientId: string | undefined; clientSecret: string | undefined; allowLocalEdits: boolean;
@@ -64,6 +66,21 @@ export interface ExportLimits {
   perCredential: number;
   /** An export whose client takes no bytes for this long is cut off, and everything it holds released. */
   idleTimeoutMs: number;
+}
+
+export interface SnapshotSettings {
+  /** Jobs one node runs at once (SNAPSHOTS_PER_NODE); more wait queued. */
+  perNode: number;
+  /** Queued and running jobs one credential may have (SNAPSHOTS_PER_CREDENTIAL); 429 beyond. */
+  perCredential: number;
+  /** Days a finished file is kept (SNAPSHOT_TTL_DAYS). */
+  ttlDays: number;
+  /** Seconds a signed download URL is valid (SNAPSHOT_URL_TTL_SECONDS). */
+  urlTtlSeconds: number;
+  /** Seconds a node's claim on a job holds without renewal (SNAPSHOT_LEASE_SECONDS); a job of a dead node is run again after it. */
+  leaseSeconds: number;
+  /** How often an idle node looks for queued jobs (SNAPSHOT_POLL_MS). */
+  pollMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -177,6 +194,14 @@ export function loadConfig(overrides: ConfigInput = {}, env: ConfigInput = proce
       trustForwardedProto: bool('CONSOLE_TRUST_FORWARDED_PROTO', get('CONSOLE_TRUST_FORWARDED_PROTO'), false),
     },
     tokenTtlSeconds: int('TOKEN_TTL_SECONDS', get('TOKEN_TTL_SECONDS'), 7200, 1),
+    snapshots: {
+      perNode: int('SNAPSHOTS_PER_NODE', get('SNAPSHOTS_PER_NODE'), 2, 0),
+      perCredential: int('SNAPSHOTS_PER_CREDENTIAL', get('SNAPSHOTS_PER_CREDENTIAL'), 4, 1),
+      ttlDays: int('SNAPSHOT_TTL_DAYS', get('SNAPSHOT_TTL_DAYS'), 7, 0.0001),
+      urlTtlSeconds: int('SNAPSHOT_URL_TTL_SECONDS', get('SNAPSHOT_URL_TTL_SECONDS'), 3600, 1),
+      leaseSeconds: int('SNAPSHOT_LEASE_SECONDS', get('SNAPSHOT_LEASE_SECONDS'), 30, 1),
+      pollMs: int('SNAPSHOT_POLL_MS', get('SNAPSHOT_POLL_MS'), 1000, 10),
+    },
     sync: {
       from: get('SYNC_FROM') || undefined,
       clientId: get('SYNC_CLIENT_ID') || undefined,

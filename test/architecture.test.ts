@@ -33,7 +33,7 @@ const LAYERS: Array<{ layer: string; paths: string[] }> = [
   {
     layer: 'services',
     paths: [
-      'import/', 'sync/', 'events/webhooks/', 'auth/', 'ratelimit/', 'ai/', 'seed/',
+      'import/', 'sync/', 'snapshots/', 'events/webhooks/', 'auth/', 'ratelimit/', 'ai/', 'seed/',
       // Fastify's request and route-config types as the bearer guard fills them (a grant, a scope).
       'http/types.ts',
     ],
@@ -46,7 +46,7 @@ const LAYERS: Array<{ layer: string; paths: string[] }> = [
       // Route files (each a plugin taking the context), the hooks and plugins that take it, and the app they make.
       '*.routes.ts', '*.route.ts', 'listing/routes.ts', 'auth/bearer.ts', 'http/openapi.ts', 'admin/', 'console/', 'app.ts',
       // Background tasks (each a starter taking the context) and the one list of them.
-      'background/', 'events/pruner.ts', 'events/webhooks/starter.ts', 'sync/starter.ts', 'auth/token-pruner.ts',
+      'background/', 'events/pruner.ts', 'events/webhooks/starter.ts', 'sync/starter.ts', 'snapshots/starter.ts', 'auth/token-pruner.ts',
       'server.ts', 'cli/',
     ],
   },

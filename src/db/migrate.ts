@@ -4,6 +4,7 @@ import * as core from './migrations/2026-11-21-001-core.ts';
 import * as webhooks from './migrations/2026-11-21-002-webhooks.ts';
 import * as sync from './migrations/2026-11-21-003-sync.ts';
 import * as consoleTables from './migrations/2026-11-23-001-console.ts';
+import * as snapshots from './migrations/2026-11-23-002-snapshots.ts';
 
 /** Every migration, by name; names sort in the order they run. New migrations are appended here. */
 export const migrations: Record<string, Migration> = {
@@ -11,6 +12,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-21-002-webhooks': webhooks,
   '2026-11-21-003-sync': sync,
   '2026-11-23-001-console': consoleTables,
+  '2026-11-23-002-snapshots': snapshots,
 };
 
 /**
