@@ -4,7 +4,6 @@ import type { DestinationStream } from 'pino';
 import { engineRoutes } from './ai/engine.route.ts';
 import { generateRoutes } from './ai/generate.route.ts';
 import { addBearerGuard } from './auth/bearer.ts';
-import { scopeCatalogue } from './auth/scopes.ts';
 import { tokenRoutes } from './auth/token.route.ts';
 import type { AppContext } from './context.ts';
 import { clientErrorHandler } from './http/client-errors.ts';
@@ -81,7 +80,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   for (const def of ctx.resources.list) app.addSchema(itemSchema(def));
 
   // External plugins: the OpenAPI document and its UI, before any route so that they collect every one.
-  await registerOpenApi(app, ctx.config, scopeCatalogue(ctx.resources));
+  await registerOpenApi(app, ctx);
   // Routes: each route file is a plugin of one shape, FastifyPluginAsync<{ ctx }>, owning its error handling
   // where it differs (the token endpoint, the console); the document lists them in this order.
   await app.register(operationsRoutes, { ctx });

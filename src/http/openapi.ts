@@ -1,15 +1,18 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import type { Config } from '../config.ts';
+import { scopeCatalogue } from '../auth/scopes.ts';
+import type { AppContext } from '../context.ts';
 import { PROBLEMS, problemSlug } from '../errors/codes.ts';
 
 const problemList = Object.entries(PROBLEMS)
   .map(([code, p]) => `| \`${code}\` | ${p.status} | ${p.title}: ${p.description} |`)
   .join('\n');
 
-/** The OpenAPI 3.1 document, generated from the route schemas, and the browsable reference at /docs; `scopes`: the scope catalogue, with what each grants. */
-export async function registerOpenApi(app: FastifyInstance, config: Config, scopes: Readonly<Record<string, string>>): Promise<void> {
+/** The OpenAPI 3.1 document, generated from the route schemas and the context's resources, and the browsable reference at /docs. */
+export async function registerOpenApi(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  const { config } = ctx;
+  const scopes = scopeCatalogue(ctx.resources);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
