@@ -2,7 +2,9 @@
 // PostgreSQL, each read measured against two ceilings run the same way on the same machine:
 //   (a) a bare node:http server answering the API's own bytes from memory (bench/ceilings/static.ts);
 //   (b) a bare node:http server running the API's own SQL through the same driver + JSON.stringify
-//       (bench/ceilings/bare-query.ts).
+//       (bench/ceilings/bare-query.ts);
+//   (c) PostgreSQL only: a bare node:http server running the API's own SQL wrapped so that PostgreSQL builds the
+//       page's JSON (row_to_json, as PostgREST does; bench/ceilings/pg-json.ts), byte for byte the API's answer.
 // Every server runs as a child process; autocannon runs in another (bench/lib/load-worker.mjs).
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
@@ -37,9 +39,11 @@ export interface CoreOptions {
   existing: Partial<Record<'sqlite' | 'postgres', string>>;
   /** Only the read cases whose name contains one of these. */
   only?: string[];
+  /** The `--quick` preset (only named in the report and the file name). */
+  quick?: boolean;
 }
 
-type ServerKind = 'api' | 'api-info' | 'static' | 'bare';
+type ServerKind = 'api' | 'api-info' | 'static' | 'bare' | 'pgjson';
 interface Measurement {
   backend: string;
   case: string;
@@ -127,7 +131,7 @@ async function startApi(url: string, logLevel: string, profileDir?: string): Pro
   }, `http://127.0.0.1:${port}/healthz`);
 }
 
-async function startCeiling(script: 'static' | 'bare-query', url: string, casesFile: string): Promise<Server> {
+async function startCeiling(script: 'static' | 'bare-query' | 'pg-json', url: string, casesFile: string): Promise<Server> {
   const port = await freePort();
   return startServer(script, NODE, [...TSX, `bench/ceilings/${script}.ts`], { PORT: String(port), DATABASE_URL: url, [CASES_FILE_ENV]: casesFile }, `http://127.0.0.1:${port}/`);
 }
@@ -152,6 +156,7 @@ function combine(results: LoadResult[]): LoadResult {
   return {
     rps: of('rps'), rpsMean: of('rpsMean'), p50: of('p50'), p99: of('p99'), total: sum('total'), non2xx: sum('non2xx'), errors: sum('errors'),
     timeouts: sum('timeouts'), bytesPerSec: of('bytesPerSec'), cpuMicrosPerRequest: of('cpuMicrosPerRequest'),
+    dbCpuMicrosPerRequest: results[0]?.dbCpuMicrosPerRequest == null ? null : median(results.map((r) => r.dbCpuMicrosPerRequest ?? NaN)),
   };
 }
 
@@ -181,6 +186,7 @@ export async function runCore(o: CoreOptions): Promise<void> {
   const tokens: Array<{ backend: string; result: LoadResult }> = [];
   const sizes = new Map<string, number>();
   const apiRss = new Map<string, number>();
+  const serverRss = new Map<string, number>();
   const profiles: string[] = [];
   let caseNames: string[] = [];
   const loads: number[] = [loadavg()[0]];
@@ -221,11 +227,17 @@ export async function runCore(o: CoreOptions): Promise<void> {
         try {
           if (o.infoLogs) servers.push({ kind: 'api-info', server: await startApi(backend.url, 'info') });
           servers.push({ kind: 'bare', server: await startCeiling('bare-query', backend.url, casesFile) });
+          if (name === 'postgres') servers.push({ kind: 'pgjson', server: await startCeiling('pg-json', backend.url, casesFile) });
           servers.push({ kind: 'static', server: await startCeiling('static', backend.url, casesFile) });
           const bare = servers.find((s) => s.kind === 'bare')!.server;
+          const pgjson = servers.find((s) => s.kind === 'pgjson')?.server;
           for (const c of cases) {
             const same = isDeepStrictEqual(JSON.parse(await fetchText(bare.url + c.path)), JSON.parse(bodies[c.path]));
             if (!same) throw new Error(`the bare-query ceiling answers ${c.name} differently from the API; it must run the same query`);
+            // (c) must answer the API's very bytes (key order, number and string formatting included).
+            if (pgjson && (await fetchText(pgjson.url + c.path)) !== bodies[c.path]) {
+              throw new Error(`the pg-json ceiling answers ${c.name} with other bytes than the API:\n${(await fetchText(pgjson.url + c.path)).slice(0, 400)}\n${bodies[c.path].slice(0, 400)}`);
+            }
           }
           for (const c of cases) {
             say(`-- ${c.name} (${round(Buffer.byteLength(bodies[c.path]) / 1024, 1)} KiB)`);
@@ -234,17 +246,19 @@ export async function runCore(o: CoreOptions): Promise<void> {
               for (const { kind, server } of servers) {
                 const result = await runLoad({
                   url: server.url + c.path, headers: kind.startsWith('api') ? auth : {}, connections: o.connections, pid: server.child.pid,
+                  dbUrl: name === 'postgres' ? backend.url : undefined,
                   duration: o.duration, warmup: r === 0 ? o.warmup : Math.min(1, o.warmup),
                 });
                 if (result.non2xx || result.errors) say(`  warning: ${result.non2xx} non-2xx answers and ${result.errors} errors`);
                 runs.set(kind, [...(runs.get(kind) ?? []), result]);
                 loads.push(loadavg()[0]);
-                say(`  ${kind.padEnd(8)} round ${r + 1}: ${String(round(result.rps)).padStart(7)} req/s  p50 ${result.p50} ms  p99 ${result.p99} ms  ${round(result.cpuMicrosPerRequest)} µs CPU/req  (load average ${round(loadavg()[0], 1)})`);
+                say(`  ${kind.padEnd(8)} round ${r + 1}: ${String(round(result.rps)).padStart(7)} req/s  p50 ${result.p50} ms  p99 ${result.p99} ms  ${round(result.cpuMicrosPerRequest)} µs CPU/req${result.dbCpuMicrosPerRequest == null ? '' : ` + ${round(result.dbCpuMicrosPerRequest)} µs PostgreSQL`}  (load average ${round(loadavg()[0], 1)})`);
               }
             }
             for (const [kind, results] of runs) measurements.push({ backend: name, case: c.name, server: kind, result: combine(results) });
           }
           apiRss.set(name, api.peakRssMb());
+          for (const { kind, server } of servers) serverRss.set(`${name} ${kind}`, server.peakRssMb());
           say('-- POST /oauth/token');
           const issued = await runLoad({ url: `${api.url}/oauth/token`, method: 'POST', headers: formHeaders, body: form, connections: o.connections, duration: o.duration * o.rounds, warmup: o.warmup, pid: api.child.pid });
           tokens.push({ backend: name, result: issued });
@@ -266,9 +280,10 @@ export async function runCore(o: CoreOptions): Promise<void> {
     rmSync(work, { recursive: true, force: true });
   }
 
-  const report = await renderReport(o, { measurements, seeds, tokens, sizes, apiRss, caseNames, profiles, loads });
+  const report = await renderReport(o, { measurements, seeds, tokens, sizes, apiRss, serverRss, caseNames, profiles, loads });
   say(`\n${report}`);
-  const out = o.out ?? join('bench', 'results', `core-${new Date().toISOString().slice(0, 10)}.md`);
+  const stamp = new Date().toISOString().slice(0, 16).replace(':', '');
+  const out = o.out ?? join('bench', 'results', `core-${stamp}${o.quick ? '-quick' : ''}.md`);
   mkdirSync(join(out, '..'), { recursive: true });
   writeFileSync(out, report);
   say(`\nWritten to ${out}`);
@@ -280,6 +295,8 @@ interface Collected {
   tokens: Array<{ backend: string; result: LoadResult }>;
   sizes: Map<string, number>;
   apiRss: Map<string, number>;
+  /** Peak RSS of every server, by "<backend> <kind>". */
+  serverRss: Map<string, number>;
   caseNames: string[];
   profiles: string[];
   /** 1-minute load averages seen during the run. */
@@ -295,12 +312,16 @@ async function renderReport(o: CoreOptions, c: Collected): Promise<string> {
       const bare = get(backend, name, 'bare');
       const stat = get(backend, name, 'static');
       const info = get(backend, name, 'api-info');
+      const pgjson = get(backend, name, 'pgjson');
       if (!api || !bare || !stat) continue;
       rows.push([
         name, backend, round((c.sizes.get(name) ?? 0) / 1024, 1),
         round(api.rps), api.p50, api.p99, round(api.cpuMicrosPerRequest),
         round(bare.rps), bare.p50, bare.p99, round(bare.cpuMicrosPerRequest),
         `**${round((api.rps / bare.rps) * 100)} %**`, `**${round((bare.cpuMicrosPerRequest / api.cpuMicrosPerRequest) * 100)} %**`,
+        ...(pgjson
+          ? [round(pgjson.rps), round(pgjson.cpuMicrosPerRequest), `**${round((api.rps / pgjson.rps) * 100)} %**`, `**${round((pgjson.cpuMicrosPerRequest / api.cpuMicrosPerRequest) * 100)} %**`]
+          : ['–', '–', '–', '–']),
         round(stat.rps), stat.p50, stat.p99,
         ...(o.infoLogs ? [info ? round(info.rps) : '–', info ? round(info.cpuMicrosPerRequest) : '–'] : []),
       ]);
@@ -308,7 +329,7 @@ async function renderReport(o: CoreOptions, c: Collected): Promise<string> {
   }
   const pgVersion = o.backends.includes('postgres') ? await postgresVersion().catch(() => '?') : undefined;
   return [
-    `# Core benchmark, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
+    `# Core benchmark${o.quick ? ' (--quick)' : ''}, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
     '',
     `Machine: ${cpus().length} × ${cpus()[0]?.model ?? '?'}, ${round(totalmem() / 2 ** 30)} GiB; Node ${process.version}` +
       `${pgVersion ? `; PostgreSQL ${pgVersion}` : ''}. ${o.products} products (seeded by \`store-api seed\`), ` +
@@ -317,7 +338,8 @@ async function renderReport(o: CoreOptions, c: Collected): Promise<string> {
       `(${o.warmup} s the first time, ${Math.min(1, o.warmup)} s after); req/s is the median of the per-second counts, then the median over the rounds, ` +
       'and so are the latencies (ms). The API runs with `LOG_LEVEL=warn` and a rate limit too high to bite ' +
       '(the bucket is still taken on every request). (b) is a bare `node:http` server running the same SQL through the same driver with ' +
-      '`JSON.stringify`; (a) answers the same bytes from memory.',
+      '`JSON.stringify`; (c), on PostgreSQL only, is a bare `node:http` server running the same SQL wrapped so that PostgreSQL builds the JSON ' +
+      '(`row_to_json` per row joined by `string_agg`, as PostgREST does; checked to answer the API\'s bytes exactly); (a) answers the same bytes from memory.',
     '',
     `1-minute load average during the run: min ${round(Math.min(...c.loads), 1)}, median ${round(median(c.loads), 1)}, max ${round(Math.max(...c.loads), 1)} ` +
       `(the server and the load generator alone make about 2; more means other work shared the ${cpus().length} cores).`,
@@ -325,8 +347,22 @@ async function renderReport(o: CoreOptions, c: Collected): Promise<string> {
     '',
     '## Reads',
     '',
-    table(['case', 'backend', 'KiB', 'API req/s', 'p50', 'p99', 'µs CPU/req', '(b) req/s', 'p50', 'p99', 'µs CPU/req', 'API req/s % of (b)', 'API CPU efficiency % of (b)', '(a) req/s', 'p50', 'p99', ...(o.infoLogs ? ['API, info logs: req/s', 'µs CPU/req'] : [])], rows),
+    table(['case', 'backend', 'KiB', 'API req/s', 'p50', 'p99', 'µs CPU/req', '(b) req/s', 'p50', 'p99', 'µs CPU/req', 'API req/s % of (b)', 'API CPU efficiency % of (b)', '(c) req/s', '(c) µs CPU/req', 'API req/s % of (c)', 'API CPU efficiency % of (c)', '(a) req/s', 'p50', 'p99', ...(o.infoLogs ? ['API, info logs: req/s', 'µs CPU/req'] : [])], rows),
     '',
+    ...(o.backends.includes('postgres') ? [
+      '### PostgreSQL: CPU per answer of the server and of the database',
+      '',
+      'The database backends\' CPU time of the run\'s own database (from `/proc`, over the same seconds): what (c) moves from Node into PostgreSQL.',
+      '',
+      table(['case', 'API µs Node + DB', '(b) µs Node + DB', '(c) µs Node + DB', 'API total % of (b)', 'API total % of (c)'], c.caseNames.flatMap((name) => {
+        const [api, bare, pgjson] = (['api', 'bare', 'pgjson'] as const).map((k) => get('postgres', name, k));
+        if (!api || !bare || !pgjson) return [];
+        const cell = (r: LoadResult) => `${round(r.cpuMicrosPerRequest)} + ${round(r.dbCpuMicrosPerRequest ?? NaN)}`;
+        const total = (r: LoadResult) => r.cpuMicrosPerRequest + (r.dbCpuMicrosPerRequest ?? NaN);
+        return [[name, cell(api), cell(bare), cell(pgjson), `${round((total(bare) / total(api)) * 100)} %`, `${round((total(pgjson) / total(api)) * 100)} %`]];
+      })),
+      '',
+    ] : []),
     '"CPU efficiency" is (b)\'s server CPU time per answer over the API\'s: unlike req/s it does not move when other work shares the machine. ' +
       'For PostgreSQL it counts the Node.js process only, not the database\'s.',
     '',
@@ -338,7 +374,8 @@ async function renderReport(o: CoreOptions, c: Collected): Promise<string> {
     '',
     table(['backend', 'seconds', 'peak RSS MB', 'database MB'], c.seeds.map((s) => [s.backend, s.seconds, s.peakRssMb, s.sizeMb])),
     '',
-    `Peak RSS of the API server during the reads: ${[...c.apiRss].map(([b, mb]) => `${b} ${mb} MB`).join(', ')}.`,
+    `Peak RSS of the API server during the reads: ${[...c.apiRss].map(([b, mb]) => `${b} ${mb} MB`).join(', ')}` +
+      ` (every server: ${[...c.serverRss].map(([k, mb]) => `${k} ${mb} MB`).join(', ')}).`,
     ...(c.profiles.length ? ['', '## Where the API spends its time (self time, `--cpu-prof`)', '', ...c.profiles] : []),
     '',
   ].join('\n');

@@ -6,20 +6,25 @@ type Bench = (options: Map<string, string>) => Promise<void>;
 
 /** Every benchmark by name; a new one is a file under bench/ and one line here. */
 const BENCHMARKS: Record<string, Bench> = {
-  core: (options) =>
-    runCore({
-      products: numberOption(options, 'products', 100_000),
+  core: (options) => {
+    // --quick: the same table in under 5 minutes on 2 cores (fewer products, shorter and fewer rounds, no
+    // info-log server unless asked); any option given still wins. The full run's defaults are unchanged.
+    const quick = options.has('quick');
+    return runCore({
+      products: numberOption(options, 'products', quick ? 20_000 : 100_000),
       connections: numberOption(options, 'connections', 50),
-      duration: numberOption(options, 'duration', 4),
-      rounds: numberOption(options, 'rounds', 5),
-      warmup: numberOption(options, 'warmup', 2),
+      duration: numberOption(options, 'duration', quick ? 2 : 4),
+      rounds: numberOption(options, 'rounds', quick ? 2 : 5),
+      warmup: numberOption(options, 'warmup', quick ? 1 : 2),
       backends: (options.get('backends') ?? 'sqlite,postgres').split(',') as Array<'sqlite' | 'postgres'>,
-      infoLogs: options.get('info-logs') !== 'false',
+      infoLogs: (options.get('info-logs') ?? (quick ? 'false' : 'true')) !== 'false',
+      quick,
       profile: options.has('profile'),
       out: options.get('out'),
       existing: { sqlite: options.get('sqlite-url'), postgres: options.get('postgres-url') },
       only: options.get('only')?.split(','),
-    }),
+    });
+  },
 };
 
 const { names, options } = parseArgs(process.argv.slice(2));

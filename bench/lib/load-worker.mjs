@@ -10,13 +10,37 @@ const cpuSeconds = (pid) => {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 };
 
+// CPU seconds of the PostgreSQL backends serving the benchmark's database (job.dbUrl): where a server that lets
+// PostgreSQL build its JSON spends the CPU it no longer spends itself. The database is the run's own, so its
+// backends are those of the servers under test (the idle ones add nothing).
+async function databaseCpu(dbUrl) {
+  if (!dbUrl) return { pids: [], seconds: () => NaN };
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: dbUrl });
+  await client.connect();
+  const { rows } = await client.query('select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()');
+  await client.end();
+  const pids = rows.map((r) => r.pid);
+  const seconds = () => pids.reduce((sum, pid) => {
+    try {
+      return sum + cpuSeconds(pid);
+    } catch {
+      return sum;
+    }
+  }, 0);
+  return { pids, seconds };
+}
+
 const job = JSON.parse(process.argv[2]);
 const base = { url: job.url, method: job.method ?? 'GET', headers: job.headers ?? {}, body: job.body, connections: job.connections };
 
 if (job.warmup > 0) await autocannon({ ...base, duration: job.warmup });
+const db = await databaseCpu(job.dbUrl);
 const cpuBefore = cpuSeconds(job.pid);
+const dbBefore = db.seconds();
 const r = await autocannon({ ...base, duration: job.duration });
 const cpu = cpuSeconds(job.pid) - cpuBefore;
+const dbCpu = db.seconds() - dbBefore;
 process.stdout.write(`${JSON.stringify({
   rps: r.requests.p50,
   rpsMean: r.requests.average,
@@ -29,4 +53,6 @@ process.stdout.write(`${JSON.stringify({
   bytesPerSec: r.throughput.average,
   // What one answer costs the server in CPU, whatever else ran on the machine meanwhile.
   cpuMicrosPerRequest: job.pid ? (cpu * 1e6) / r.requests.total : null,
+  // The database's CPU per answer (PostgreSQL backends of the run's database; null without job.dbUrl).
+  dbCpuMicrosPerRequest: job.dbUrl ? (dbCpu * 1e6) / r.requests.total : null,
 })}\n`);

@@ -14,6 +14,8 @@ export interface LoadJob {
   warmup: number;
   /** The server's process, whose CPU time per request is measured. */
   pid?: number;
+  /** PostgreSQL: the database the server reads, whose backends' CPU time per request is measured too. */
+  dbUrl?: string;
 }
 
 export interface LoadResult {
@@ -30,6 +32,8 @@ export interface LoadResult {
   bytesPerSec: number;
   /** Server CPU time (user + system) per answer, µs: robust to other load on the machine, unlike req/s. */
   cpuMicrosPerRequest: number;
+  /** PostgreSQL backends' CPU time per answer, µs (NaN/null when no dbUrl was given). */
+  dbCpuMicrosPerRequest: number | null;
 }
 
 const WORKER = fileURLToPath(new URL('./load-worker.mjs', import.meta.url));
