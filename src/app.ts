@@ -7,6 +7,8 @@ import { addBearerGuard } from './auth/bearer.ts';
 import { tokenRoutes } from './auth/token.route.ts';
 import type { AppContext } from './context.ts';
 import { clientErrorHandler } from './http/client-errors.ts';
+import { addCompression } from './http/compression.ts';
+import { addConditionalRequests } from './http/conditional.ts';
 import { registerErrorHandling } from './http/error-handler.ts';
 import { loggerOptions } from './http/log-redaction.ts';
 import { addProtocolGuards } from './http/protocol.ts';
@@ -90,6 +92,10 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
       addBearerGuard(api, ctx);
       // Requests and 429s per credential, for the console's usage page (counted in memory, flushed in the background).
       countUsage(api, ctx);
+      // gzip/br by Accept-Encoding, then ETags and 304s: before the routes, whose onSend hooks they extend
+      // (in this order, so that a 200's ETag names the coding the compressor chose).
+      await addCompression(api);
+      addConditionalRequests(api);
       await api.register(resourceRoutes, { ctx });
       await api.register(changesRoutes, { ctx });
       await api.register(generateRoutes, { ctx });
