@@ -4,6 +4,7 @@ import type { DestinationStream } from 'pino';
 import { engineRoutes } from './ai/engine.route.ts';
 import { generateRoutes } from './ai/generate.route.ts';
 import { addBearerGuard } from './auth/bearer.ts';
+import { metadataRoutes } from './auth/metadata.routes.ts';
 import { tokenRoutes } from './auth/token.route.ts';
 import type { AppContext } from './context.ts';
 import { clientErrorHandler } from './http/client-errors.ts';
@@ -22,6 +23,7 @@ import { itemSchema, paginationSchema } from './listing/schemas.ts';
 import { adminRoutes } from './admin/routes.ts';
 import { changesRoutes } from './events/changes.routes.ts';
 import { consoleRoutes } from './console/plugin.ts';
+import { mcpRoutes } from './mcp/mcp.routes.ts';
 import { countUsage } from './console/usage.ts';
 
 export interface BuildOptions {
@@ -87,6 +89,9 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
   // where it differs (the token endpoint, the console); the document lists them in this order.
   await app.register(operationsRoutes, { ctx });
   await app.register(tokenRoutes, { ctx });
+  // RFC 9728 and RFC 8414 discovery documents (public), then /mcp, the same tokens and scopes for AI agents.
+  await app.register(metadataRoutes, { ctx });
+  await app.register(mcpRoutes, { ctx });
   await app.register(
     async (api) => {
       addBearerGuard(api, ctx);

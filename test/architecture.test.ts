@@ -33,7 +33,7 @@ const LAYERS: Array<{ layer: string; paths: string[] }> = [
   {
     layer: 'services',
     paths: [
-      'import/', 'sync/', 'snapshots/', 'events/webhooks/', 'auth/', 'ratelimit/', 'ai/', 'seed/',
+      'import/', 'sync/', 'snapshots/', 'mcp/', 'events/webhooks/', 'auth/', 'ratelimit/', 'ai/', 'seed/',
       // Fastify's request and route-config types as the bearer guard fills them (a grant, a scope).
       'http/types.ts',
     ],
