@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { AppError, invalidParameter } from '../errors/app-error.ts';
+import type { Shape } from './shape.ts';
 
 /** What a cursor remembers: the sort, the filters, and the keyset position after the last row served. */
 export interface CursorState {
@@ -7,6 +8,8 @@ export interface CursorState {
   filters: Record<string, string>;
   /** The sort key value of the last row ([value, id]; for sort=id just [id]). */
   after: Array<string | number>;
+  /** The `fields` and `include` of the request it was issued for: a cursor-only request continues with them. */
+  shape?: Shape;
 }
 
 // A cursor is `<payload>.<tag>`: the state in base64url JSON, and an HMAC-SHA256 of it (128 bits, enough for a
@@ -26,11 +29,15 @@ const tagOf = (payload: string, hashKey: string): Buffer => createHmac('sha256',
 
 /** A cursor signed with the installation's hashing key (`ctx.hashKey`). */
 export function encodeCursor(state: CursorState, hashKey: string): string {
-  const payload = Buffer.from(JSON.stringify({ v: 1, s: state.sort, f: state.filters, a: state.after })).toString('base64url');
+  const payload = Buffer.from(JSON.stringify({ v: 1, s: state.sort, f: state.filters, a: state.after, ...(state.shape ? { sh: state.shape } : {}) })).toString('base64url');
   return `${payload}.${tagOf(payload, hashKey).toString('base64url')}`;
 }
 
 const notOurs = () => invalidParameter('cursor', 'is not a cursor issued by this API, or it was altered');
+
+const names = (v: unknown): boolean => v === undefined || (Array.isArray(v) && v.every((n) => typeof n === 'string'));
+const validShape = (v: unknown): boolean =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) && names((v as Shape).fields) && names((v as Shape).include);
 
 /** The state of a cursor this installation signed; a 400 naming `cursor` for anything else. */
 export function decodeCursor(raw: string, hashKey: string): CursorState {
@@ -44,15 +51,18 @@ export function decodeCursor(raw: string, hashKey: string): CursorState {
   } catch {
     throw notOurs();
   }
-  const c = parsed as { v?: unknown; s?: unknown; f?: unknown; a?: unknown };
+  const c = parsed as { v?: unknown; s?: unknown; f?: unknown; a?: unknown; sh?: unknown };
   const valid =
     c !== null && typeof c === 'object' && c.v === 1 && typeof c.s === 'string' &&
     typeof c.f === 'object' && c.f !== null && !Array.isArray(c.f) &&
     Object.values(c.f).every((v) => typeof v === 'string' && !v.includes('\u0000')) &&
     Array.isArray(c.a) && c.a.length >= 1 && c.a.length <= 2 &&
-    c.a.every((v) => (typeof v === 'string' && !v.includes('\u0000')) || (typeof v === 'number' && Number.isSafeInteger(v)));
+    c.a.every((v) => (typeof v === 'string' && !v.includes('\u0000')) || (typeof v === 'number' && Number.isSafeInteger(v))) &&
+    (c.sh === undefined || validShape(c.sh));
   if (!valid) throw notOurs();
-  return { sort: c.s as string, filters: c.f as Record<string, string>, after: c.a as Array<string | number> };
+  const state: CursorState = { sort: c.s as string, filters: c.f as Record<string, string>, after: c.a as Array<string | number> };
+  if (c.sh !== undefined) state.shape = c.sh as Shape;
+  return state;
 }
 
 /**

@@ -2,8 +2,12 @@ import { sql, type CompiledQuery } from 'kysely';
 import type { Executor } from '../db/database.ts';
 import { invalidParameter } from '../errors/app-error.ts';
 import { decodeCursor, encodeCursor, reconcile } from './cursor.ts';
+import { decodeFields, loadIncludes, selectAs } from './include.ts';
 import { parseIdList, parseInstant } from './parse.ts';
-import { SORT_COLUMNS, type LooseQuery, type Resource as ResourceDef, type Row, type SortKey } from '../resources/types.ts';
+import { requireIncludeScopes, resolveShape, type ResolvedShape, type Shape } from './shape.ts';
+import { SORT_COLUMNS, type Field, type LooseQuery, type Resource as ResourceDef, type Row, type SortKey } from '../resources/types.ts';
+
+export type { Shape } from './shape.ts';
 
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 1000;
@@ -18,6 +22,10 @@ export interface ListRequest {
   includeTotal?: boolean;
   /** Every filter parameter given (the resource's own, plus updatedSince and ids), raw. */
   filters: Record<string, string>;
+  /** `fields` and `include`; with a cursor and no shape, the cursor's. */
+  shape?: Shape;
+  /** The caller's scopes: when given, each include (also one a cursor carries) needs its target's read scope (`403`). */
+  scopes?: ReadonlySet<string>;
 }
 
 export interface ListPlan {
@@ -27,6 +35,8 @@ export interface ListPlan {
   descending: boolean;
   filters: Record<string, string>;
   after: Array<string | number> | undefined;
+  /** What is selected and shown (the sort key is always selected, hidden when not asked). */
+  shape: ResolvedShape;
 }
 
 export interface Page {
@@ -45,16 +55,19 @@ export function sortsOf(def: ResourceDef): string[] {
 export function plan(def: ResourceDef, request: ListRequest, hashKey: string): ListPlan {
   let sort = request.sort;
   let filters = request.filters;
+  let shape = request.shape;
   let after: Array<string | number> | undefined;
   if (request.cursor !== undefined) {
     const cursor = decodeCursor(request.cursor, hashKey);
     ({ sort, filters } = reconcile(cursor, sort, filters));
     after = cursor.after;
+    // The shape does not change which rows come next, so a request may change it; sent without one, it keeps the cursor's.
+    shape ??= cursor.shape;
   }
-  return planOf(def, sort, filters, after);
+  return planOf(def, sort, filters, after, shape);
 }
 
-function planOf(def: ResourceDef, sort: string | undefined, filters: Record<string, string>, after: Array<string | number> | undefined): ListPlan {
+function planOf(def: ResourceDef, sort: string | undefined, filters: Record<string, string>, after: Array<string | number> | undefined, shape?: Shape): ListPlan {
   sort ??= def.defaultSort;
   if (!sortsOf(def).includes(sort)) throw invalidParameter('sort', `must be one of ${sortsOf(def).join(', ')}`);
   const descending = sort.startsWith('-');
@@ -62,8 +75,16 @@ function planOf(def: ResourceDef, sort: string | undefined, filters: Record<stri
   if (after && !(sortKey === 'id' ? after.length === 1 && typeof after[0] === 'number' : after.length === 2 && typeof after[0] === 'string' && typeof after[1] === 'number')) {
     throw invalidParameter('cursor', 'is not a cursor issued by this API');
   }
-  return { def, sort, sortKey, descending, filters, after };
+  return { def, sort, sortKey, descending, filters, after, shape: resolveShape(def, shape, [sortKey]) };
 }
+
+/** The same plan with another shape (the sort key stays selected). */
+export function withShape(p: ListPlan, shape: Shape | undefined): ListPlan {
+  return { ...p, shape: resolveShape(p.def, shape, [p.sortKey]) };
+}
+
+/** What a shape selects, in select order: the shown fields, then the hidden ones. */
+export const selectedFields = (shape: ResolvedShape): Field[] => [...shape.shown, ...shape.hidden];
 
 /** The filtered query (no keyset position, no order, no limit), selecting nothing yet. */
 export async function filteredQuery(db: Executor, p: ListPlan): Promise<LooseQuery> {
@@ -88,8 +109,9 @@ async function buildFiltered(db: Executor, p: ListPlan): Promise<{ query: LooseQ
   return { query: q, pure };
 }
 
-export function selectFields(q: LooseQuery, def: ResourceDef): LooseQuery {
-  return q.select(def.fields.map((f) => sql.ref(f.column).as(f.name)));
+/** Selects every field of the resource (or only `fields`), by API name. */
+export function selectFields(q: LooseQuery, def: ResourceDef, fields: readonly Field[] = def.fields): LooseQuery {
+  return selectAs(q, fields);
 }
 
 /** The query of every matching row in sort order, starting after the plan's keyset position. */
@@ -98,7 +120,7 @@ export async function orderedQuery(db: Executor, p: ListPlan): Promise<LooseQuer
 }
 
 function ordered(filtered: LooseQuery, p: ListPlan): LooseQuery {
-  let q = selectFields(filtered, p.def);
+  let q = selectFields(filtered, p.def, selectedFields(p.shape));
   const column = SORT_COLUMNS[p.sortKey];
   const op = p.descending ? '<' : '>';
   const direction = p.descending ? 'desc' : 'asc';
@@ -124,7 +146,7 @@ async function pageQuery(db: Executor, p: ListPlan, limit: number): Promise<Comp
   const adapter = db.getExecutor().adapter;
   let cache = pageQueries.get(adapter);
   if (!cache) pageQueries.set(adapter, (cache = new Map()));
-  const key = JSON.stringify([p.def.collection, p.sort, p.filters, p.after?.length ?? 0]);
+  const key = JSON.stringify([p.def.collection, p.sort, p.filters, p.after?.length ?? 0, p.shape.key]);
   const cached = cache.get(key);
   if (cached) return { ...cached, parameters: [...cached.parameters.slice(0, cached.parameters.length - tail.length), ...tail] };
   const { query, pure } = await buildFiltered(db, p);
@@ -138,22 +160,38 @@ async function pageQuery(db: Executor, p: ListPlan, limit: number): Promise<Comp
 }
 
 export function decodeRows(def: ResourceDef, rows: Row[]): void {
-  const decoders = def.fields.filter((f) => f.decode);
-  if (decoders.length === 0) return;
-  for (const row of rows) for (const f of decoders) row[f.name] = f.decode!(row[f.name]);
+  decodeFields(def.fields, rows);
+}
+
+/**
+ * Rows as the answer shows them: stored values decoded, the nested values asked attached, included relations
+ * embedded (one query each for all the rows), the hidden fields gone.
+ */
+export async function completeRows(db: Executor, def: ResourceDef, shape: ResolvedShape, rows: Row[]): Promise<void> {
+  if (rows.length === 0) return;
+  decodeFields(selectedFields(shape), rows);
+  if (def.attach && shape.nested.length) await def.attach(db, rows);
+  await loadIncludes(db, shape.includes, rows);
+  for (const f of shape.hidden) for (const row of rows) delete row[f.name];
 }
 
 /** The signed cursor of the position after `last`. */
 export function cursorAfter(p: ListPlan, last: Row, hashKey: string): string {
   const sortField = p.sortKey === 'id' ? undefined : p.sortKey;
   const after = sortField ? [String(last[sortField]), Number(last.id)] : [Number(last.id)];
-  return encodeCursor({ sort: p.sort, filters: p.filters, after }, hashKey);
+  return encodeCursor({ sort: p.sort, filters: p.filters, after, shape: p.shape.asked }, hashKey);
 }
 
 /** One page of a collection, with its pagination block; cursors in and out are signed with `hashKey`. */
 export async function listPage(db: Executor, def: ResourceDef, request: ListRequest, hashKey: string): Promise<Page> {
+  return pageOf(db, plan(def, request, hashKey), request, hashKey);
+}
+
+/** The page of a plan (`plan(def, request, hashKey)`), for callers that look at the plan first (its shape). */
+export async function pageOf(db: Executor, p: ListPlan, request: Pick<ListRequest, 'limit' | 'includeTotal' | 'scopes'>, hashKey: string): Promise<Page> {
+  const def = p.def;
+  if (request.scopes) requireIncludeScopes(def, p.shape.asked, request.scopes);
   const limit = request.limit ?? DEFAULT_LIMIT;
-  const p = plan(def, request, hashKey);
   const query = await pageQuery(db, p, limit);
   const totalQuery = request.includeTotal
     ? (await filteredQuery(db, p)).select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow()
@@ -161,9 +199,10 @@ export async function listPage(db: Executor, def: ResourceDef, request: ListRequ
   const [rows, total] = await Promise.all([db.executeQuery(query).then((r) => r.rows as Row[]), totalQuery]);
   const hasMore = rows.length > limit;
   if (hasMore) rows.length = limit;
-  decodeRows(def, rows);
-  if (def.attach && rows.length) await def.attach(db, rows);
-  const pagination: Page['pagination'] = { limit, nextCursor: hasMore ? cursorAfter(p, rows[rows.length - 1], hashKey) : null, hasMore };
+  // Before the rows are completed: the sort key may be a hidden field.
+  const nextCursor = hasMore ? cursorAfter(p, rows[rows.length - 1], hashKey) : null;
+  await completeRows(db, def, p.shape, rows);
+  const pagination: Page['pagination'] = { limit, nextCursor, hasMore };
   if (total) pagination.total = Number((total as { total: number | string }).total);
   return { data: rows, pagination };
 }
@@ -177,27 +216,42 @@ export async function firstRows(db: Executor, def: ResourceDef, filters: Record<
   return rows;
 }
 
-// The single-item query never changes shape, so it is built and compiled once per resource and database
-// (building and compiling a Kysely query costs more than SQLite takes to answer it); only the id varies.
-const itemQueries = new WeakMap<object, Map<ResourceDef, CompiledQuery<Row>>>();
+// The single-item query of a shape is built and compiled once per resource and database (building and
+// compiling a Kysely query costs more than SQLite takes to answer it); only the id varies. Shapes come from
+// clients, so the shapes kept per resource are bounded.
+const MAX_ITEM_SHAPES = 200;
+const itemQueries = new WeakMap<object, Map<ResourceDef, Map<string, CompiledQuery<Row>>>>();
 
-function itemQuery(db: Executor, def: ResourceDef, id: number): CompiledQuery<Row> {
+function itemQuery(db: Executor, def: ResourceDef, shape: ResolvedShape, id: number): CompiledQuery<Row> {
   const adapter = db.getExecutor().adapter;
   let byDef = itemQueries.get(adapter);
   if (!byDef) itemQueries.set(adapter, (byDef = new Map()));
-  let compiled = byDef.get(def);
+  let byShape = byDef.get(def);
+  if (!byShape) byDef.set(def, (byShape = new Map()));
+  let compiled = byShape.get(shape.key);
   if (!compiled) {
-    compiled = selectFields(def.from(db), def).where('t.id', '=', id).compile() as CompiledQuery<Row>;
+    compiled = selectFields(def.from(db), def, selectedFields(shape)).where('t.id', '=', id).compile() as CompiledQuery<Row>;
     if (compiled.parameters.length !== 1) throw new Error(`the ${def.collection} item query must have one parameter, the id`);
-    byDef.set(def, compiled);
+    if (byShape.size >= MAX_ITEM_SHAPES) byShape.delete(byShape.keys().next().value as string);
+    byShape.set(shape.key, compiled);
   }
   return { ...compiled, parameters: [id] };
 }
 
-export async function getOne(db: Executor, def: ResourceDef, id: number): Promise<Row | undefined> {
-  const [row] = (await db.executeQuery(itemQuery(db, def, id))).rows as Array<Row | undefined>;
+/**
+ * One item in a shape, and when it last changed (`updatedAt`, selected even when `fields` leaves it out, for
+ * the `Last-Modified` of the answer); undefined when there is no such item.
+ */
+export async function getItem(db: Executor, def: ResourceDef, id: number, shape?: Shape): Promise<{ item: Row; updatedAt: string | undefined } | undefined> {
+  const resolved = resolveShape(def, shape, def.fields.some((f) => f.name === 'updatedAt') ? ['updatedAt'] : []);
+  const [row] = (await db.executeQuery(itemQuery(db, def, resolved, id))).rows as Array<Row | undefined>;
   if (!row) return undefined;
-  decodeRows(def, [row]);
-  if (def.attach) await def.attach(db, [row]);
-  return row;
+  const updatedAt = row.updatedAt === undefined || row.updatedAt === null ? undefined : String(row.updatedAt);
+  await completeRows(db, def, resolved, [row]);
+  return { item: row, updatedAt };
+}
+
+/** One item (every field, or those of `shape`, with its includes), as `GET /api/v2/{collection}/{id}` answers it. */
+export async function getOne(db: Executor, def: ResourceDef, id: number, shape?: Shape): Promise<Row | undefined> {
+  return (await getItem(db, def, id, shape))?.item;
 }

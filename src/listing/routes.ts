@@ -4,16 +4,17 @@ import { notFound } from '../errors/app-error.ts';
 import { nextLink } from '../http/links.ts';
 import { errorResponses } from '../http/responses.ts';
 import { ID_BOUNDS } from '../modules/common-fields.ts';
-import { filteredQuery, getOne, listPage, plan, type ListRequest } from './engine.ts';
+import { filteredQuery, getItem, pageOf, plan, type ListRequest } from './engine.ts';
 import { listResponseContent, exportColumnsTable } from './formats/docs.ts';
 import { chooseFormat, FORMATS } from './formats/negotiate.ts';
 import { contentDisposition, exportAll, exportPage, type ExportOptions } from './formats/send.ts';
 import { parseBoolean } from './parse.ts';
+import { parseShape, requireIncludeScopes } from './shape.ts';
 import type { ResourceDef } from './resource.ts';
-import { itemSchemaId, listQuerySchema } from './schemas.ts';
+import { itemQuerySchema, itemSchemaId, listQuerySchema } from './schemas.ts';
 import '../http/types.ts';
 
-const CONTROL = new Set(['limit', 'cursor', 'sort', 'includeTotal', 'format', 'delimiter', 'bom', 'escapeFormulas']);
+const CONTROL = new Set(['limit', 'cursor', 'sort', 'includeTotal', 'format', 'delimiter', 'bom', 'escapeFormulas', 'fields', 'include']);
 
 function toListRequest(query: Record<string, unknown>): ListRequest {
   const filters: Record<string, string> = {};
@@ -24,6 +25,7 @@ function toListRequest(query: Record<string, unknown>): ListRequest {
     sort: query.sort as string | undefined,
     includeTotal: query.includeTotal !== undefined && parseBoolean('includeTotal', String(query.includeTotal)),
     filters,
+    shape: parseShape(query.fields as string | undefined, query.include as string | undefined),
   };
 }
 
@@ -43,7 +45,7 @@ function collectionRoutes(app: FastifyInstance, ctx: AppContext, def: ResourceDe
       summary: `List ${def.collection}`,
       description:
         `${def.description} Needs scope \`${def.scope}\`. Keyset-paginated; see \`Link\` and \`pagination.nextCursor\`.\n\n` +
-        'Answers in JSON, CSV or XLSX (`format=` or `Accept`). Without `limit` or `cursor`, CSV and XLSX stream every matching ' +
+        'Answers in JSON, NDJSON, CSV or XLSX (`format=` or `Accept`). Without `limit` or `cursor`, NDJSON, CSV and XLSX stream every matching ' +
         'row; with them they page like JSON and carry `Link`. `includeTotal=true` adds `X-Total-Count`. Whole exports run a few at a ' +
         'time per credential (`429`) and per node (`503`), both with `Retry-After`; one whose client takes no bytes for a minute (by default) is cut off.\n\n' +
         exportColumnsTable(def),
@@ -64,10 +66,15 @@ function collectionRoutes(app: FastifyInstance, ctx: AppContext, def: ResourceDe
     handler: async (request, reply) => {
       const query = request.query;
       const format = chooseFormat(query.format as string | undefined, request.headers.accept);
-      const listRequest = toListRequest(query);
+      const listRequest: ListRequest = { ...toListRequest(query), scopes: request.grant?.scopes };
+      const listPlan = plan(def, listRequest, ctx.hashKey);
+      // Every include (asked, or carried by the cursor) needs its own read scope, before any work.
+      requireIncludeScopes(def, listPlan.shape.asked, request.grant?.scopes ?? new Set());
       if (format === 'json') {
-        const page = await listPage(ctx.store.db, def, listRequest, ctx.hashKey);
+        const page = await pageOf(ctx.store.db, listPlan, listRequest, ctx.hashKey);
         if (page.pagination.nextCursor) reply.header('link', nextLink(ctx.config.publicUrl, request.url, { cursor: page.pagination.nextCursor }));
+        // A shaped page lacks properties the item schema requires: it is written as it is (it holds only what was selected).
+        if (listPlan.shape.asked) reply.serializer(JSON.stringify);
         return reply.type(FORMATS.json.contentType).send(page);
       }
       const options: ExportOptions = {
@@ -85,22 +92,22 @@ function collectionRoutes(app: FastifyInstance, ctx: AppContext, def: ResourceDe
       reply.type(FORMATS[format].contentType).header('content-disposition', contentDisposition(def, format));
       if (request.method === 'HEAD') {
         // The headers of the export, its parameters checked, without reading (and throwing away) every row.
-        await filteredQuery(ctx.store.db, plan(def, listRequest, ctx.hashKey));
+        await filteredQuery(ctx.store.db, listPlan);
         return reply.send('');
       }
       if (listRequest.limit !== undefined || listRequest.cursor !== undefined) {
-        const page = await listPage(ctx.store.db, def, listRequest, ctx.hashKey);
+        const page = await pageOf(ctx.store.db, listPlan, listRequest, ctx.hashKey);
         if (page.pagination.nextCursor) reply.header('link', nextLink(ctx.config.publicUrl, request.url, { cursor: page.pagination.nextCursor }));
         if (page.pagination.total !== undefined) reply.header('x-total-count', String(page.pagination.total));
-        return reply.send(exportPage(def, page, options));
+        return reply.send(exportPage(listPlan, page, options));
       }
-      const { stream, total } = await exportAll(ctx.store, def, plan(def, listRequest, ctx.hashKey), Boolean(listRequest.includeTotal), `store-api export ${request.id}`, options);
+      const { stream, total } = await exportAll(ctx.store, def, listPlan, Boolean(listRequest.includeTotal), `store-api export ${request.id}`, options);
       if (total !== undefined) reply.header('x-total-count', String(total));
       return reply.send(stream);
     },
   });
 
-  app.get<{ Params: { id: number } }>(`/${def.collection}/:id`, {
+  app.get<{ Params: { id: number }; Querystring: { fields?: string; include?: string } }>(`/${def.collection}/:id`, {
     config: { scope: def.scope },
     schema: {
       tags,
@@ -108,17 +115,23 @@ function collectionRoutes(app: FastifyInstance, ctx: AppContext, def: ResourceDe
       description: `Needs scope \`${def.scope}\`. JSON only (CSV and XLSX are for listings): an \`Accept\` that excludes \`application/json\` gets \`406\`.`,
       security: [{ oauth2: [def.scope] }],
       params: { type: 'object', required: ['id'], properties: { id: { type: 'integer', ...ID_BOUNDS, description: 'Positive integer id.' } } },
+      querystring: itemQuerySchema(def),
       response: { 200: ref, ...errorResponses(400, 401, 403, 404, 406, 429) },
     },
     onSend: async (_request, reply) => {
       reply.header('vary', 'Accept');
     },
-    handler: async (request) => {
+    handler: async (request, reply) => {
       chooseFormat(undefined, request.headers.accept, ['json']);
       const { id } = request.params;
-      const item = await getOne(ctx.store.db, def, id);
-      if (!item) throw notFound(`${def.title} ${id}`);
-      return item;
+      const shape = parseShape(request.query.fields, request.query.include);
+      requireIncludeScopes(def, shape, request.grant?.scopes ?? new Set());
+      const found = await getItem(ctx.store.db, def, id, shape);
+      if (!found) throw notFound(`${def.title} ${id}`);
+      // For conditional requests (If-Modified-Since), even when `fields` leaves updatedAt out.
+      if (found.updatedAt) reply.header('last-modified', new Date(found.updatedAt).toUTCString());
+      if (shape) reply.type(FORMATS.json.contentType).serializer(JSON.stringify);
+      return found.item;
     },
   });
 }

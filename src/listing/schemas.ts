@@ -77,7 +77,7 @@ export function commonListParameters(def: ResourceDef): Record<string, JsonSchem
 
 /** Parameters that choose the output format (API.md §3 "Output formats"). */
 export const formatParameters: Record<string, JsonSchema> = {
-  format: { type: 'string', enum: [...FORMAT_NAMES], description: 'Output format; wins over `Accept`. Without `limit` or `cursor`, CSV and XLSX carry every matching row.' },
+  format: { type: 'string', enum: [...FORMAT_NAMES], description: 'Output format; wins over `Accept`. Without `limit` or `cursor`, NDJSON, CSV and XLSX carry every matching row.' },
   delimiter: { type: 'string', enum: [...CSV_DELIMITERS], description: 'CSV field delimiter (default `,`); `;` for spreadsheets of locales that expect it. Ignored by JSON and XLSX.' },
   bom: { type: 'string', enum: ['true', 'false'], description: 'CSV only: start with a UTF-8 byte order mark (default false).' },
   escapeFormulas: {
@@ -89,8 +89,37 @@ export const formatParameters: Record<string, JsonSchema> = {
   },
 };
 
+/** `fields` and `include`, on listings and single items alike (API.md §3 "Shaping"). */
+export function shapeParameters(def: ResourceDef): Record<string, JsonSchema> {
+  const names = [...def.fields.map((f) => f.name), ...Object.keys(def.nested ?? {})];
+  const includes = Object.keys(def.includes);
+  const parameters: Record<string, JsonSchema> = {
+    fields: {
+      type: 'string',
+      description:
+        `Only these fields, comma list (\`id\` always comes too), in every format; the query selects only them. Fields: ${names.join(', ')}.` +
+        (includes.length ? ' `<include>.<field>` (`' + includes[0] + '.id`) trims an included object to those fields.' : '') +
+        ' An unknown name is a `400` naming `fields`.',
+    },
+  };
+  if (includes.length) {
+    parameters.include = {
+      type: 'string',
+      description:
+        `Related data to embed, comma list: ${includes.map((n) => `\`${n}\` (${def.includes[n].description}; scope \`${def.includes[n].target.scope}\`)`).join(', ')}. ` +
+        'Each needs its own read scope (`403` otherwise); CSV and XLSX carry an object as prefixed columns (`brand.name`), an array as one JSON column.',
+    };
+  }
+  return parameters;
+}
+
+/** The query of a single item: its shape only. */
+export function itemQuerySchema(def: ResourceDef): JsonSchema {
+  return { type: 'object', additionalProperties: false, properties: shapeParameters(def) };
+}
+
 export function listQuerySchema(def: ResourceDef): JsonSchema {
-  const properties = { ...commonListParameters(def), ...formatParameters };
+  const properties = { ...commonListParameters(def), ...shapeParameters(def), ...formatParameters };
   delete (properties.limit as Record<string, unknown>).default;
   for (const f of def.filters) properties[f.name] = { ...f.schema, description: f.description };
   return { type: 'object', additionalProperties: false, properties };

@@ -51,6 +51,11 @@ function uniquesOf(r: ResourceDeclaration, fields: Field[]): Unique[] {
 export function defineResource(r: ResourceDeclaration): Resource {
   const fields: Field[] = r.fields.map((f) => ({ ...f, column: qualified(f.column), stored: f.column.includes('.') && !f.column.startsWith('t.') ? undefined : f.column.replace(/^t\./, '') }));
   const byName = new Map(fields.map((f) => [f.name, f]));
+  for (const [name, inc] of Object.entries(r.includes ?? {})) {
+    if (byName.has(name) || r.nested?.[name]) throw new Error(`${r.collection}: include ${name} has the name of a field`);
+    if (inc.kind === 'one' && !byName.has(inc.field)) throw new Error(`${r.collection}: include ${name} reads ${inc.field}, which is no field`);
+    if (inc.kind === 'many' && !inc.target.fields.some((f) => f.name === inc.by)) throw new Error(`${r.collection}: include ${name}: ${inc.target.collection} has no field ${inc.by}`);
+  }
   for (const rel of r.relations ?? []) if (!byName.get(rel.field)?.stored) throw new Error(`${r.collection}: relation field ${rel.field} is not a column of ${r.table}`);
   const written = fields.filter((f) => f.write && f.stored).map((f) => ({ field: f, encode: encoderOf(f) }));
   const shown = fields.filter((f) => f.stored && f.stored !== 'id').map((f) => ({ field: f, encode: encoderOf(f) }));
@@ -83,6 +88,7 @@ export function defineResource(r: ResourceDeclaration): Resource {
     fields,
     filters: r.filters ?? [],
     relations: r.relations ?? [],
+    includes: r.includes ?? {},
     uniques: uniquesOf(r, fields),
     ...schemasOf(r),
     eventTypes: ['created', 'updated', 'deleted', ...Object.keys(r.extraEventTypes ?? {})].map((action) => `${r.event}.${action}`),

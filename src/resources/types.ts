@@ -97,6 +97,25 @@ export interface Relation {
   referencedAs?: string;
 }
 
+/**
+ * Related data a client may embed with `include=<name>` (products' `brand`, orders' `products`). Loaded for a
+ * whole page (or export batch) in one query through the target resource's own declaration, so the embedded
+ * objects are exactly what `GET /api/v2/<target>` answers (trimmed by `fields=<name>.<field>`); reading them
+ * needs the target's read scope.
+ */
+export type IncludeDeclaration = {
+  /** The resource embedded; its `scope` is what the include needs. */
+  target: Resource;
+  description: string;
+} & (
+  /** This item's `field` holds the target's id: an object, or null. */
+  | { kind: 'one'; field: string }
+  /** The target's field `by` holds this item's id: an array, in id order. */
+  | { kind: 'many'; by: string }
+  /** A link table (`order_items`) whose `from` column holds this item's id and `to` the target's: an array of distinct targets, in id order. */
+  | { kind: 'through'; table: string; from: string; to: string }
+);
+
 /** What a unique clash is answered with (a 409 naming the field). */
 export interface UniqueClash {
   message: string;
@@ -176,6 +195,8 @@ export interface ResourceDeclaration extends WriteHooks {
    */
   exportRowPer?: string;
   relations?: Relation[];
+  /** Related data `include=` embeds, by name (a name that is no field and no `nested` value). */
+  includes?: Record<string, IncludeDeclaration>;
   uniques?: UniqueDeclaration[];
   naturalKey?: NaturalKey;
   /** A follower store copies it from its main store (sync). */
@@ -194,13 +215,14 @@ export interface ResourceDeclaration extends WriteHooks {
 }
 
 /** A declaration with everything derived that needs no other resource: what the engines serve. */
-export interface Resource extends Omit<ResourceDeclaration, 'fields' | 'uniques' | 'scope' | 'from' | 'filters' | 'relations'> {
+export interface Resource extends Omit<ResourceDeclaration, 'fields' | 'uniques' | 'scope' | 'from' | 'filters' | 'relations' | 'includes'> {
   scope: ReadScope;
   scopeDescription: string;
   from(db: Executor): LooseQuery;
   fields: Field[];
   filters: Filter[];
   relations: Relation[];
+  includes: Record<string, IncludeDeclaration>;
   uniques: Unique[];
   /** The admin API's POST body and PATCH body; import validates records against the same. */
   createSchema: JsonSchema;

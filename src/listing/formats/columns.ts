@@ -1,5 +1,6 @@
 import { isMoneySchema } from '../../money.ts';
 import type { Field, JsonSchema, Resource as ResourceDef, Row } from '../../resources/types.ts';
+import { resolveShape, type ResolvedShape } from '../shape.ts';
 
 /** How a cell is written: CSV prints every type as JSON shows it; XLSX stores numbers, money and dates as numbers. */
 export type CellType = 'integer' | 'number' | 'money' | 'datetime' | 'string' | 'json';
@@ -21,16 +22,21 @@ export interface ExportColumn {
 
 export interface ExportLayout {
   def: ResourceDef;
+  shape: ResolvedShape;
+  /** The fields a record holds first, in select order: the shown ones, then the hidden ones. */
+  selected: Field[];
   columns: ExportColumn[];
-  /** The names of `def.nested`, in slot order after the fields. */
+  /** The names of the nested values asked, in slot order after the fields. */
   nestedKeys: string[];
+  /** The names of the included relations, in slot order after the nested values. */
+  includeKeys: string[];
   /** The slot of the nested array that gives one row per element (orders: items). */
   explodeSlot?: number;
   /** True when a record is already the row of cells (no objects to spread, nothing nested): the fast path. */
   identity: boolean;
 }
 
-/** A record: the values of `def.fields` in order (decoded), then those of `def.nested` (attached). */
+/** A record: the values of the selected fields in order (decoded), then the nested values (attached), then the included relations. */
 export type ExportRecord = unknown[];
 
 const typeOf = (s: JsonSchema): string | undefined => {
@@ -81,19 +87,28 @@ function columnsFor(name: string, slot: number, type: CellType, schema: JsonSche
   }));
 }
 
-const layouts = new WeakMap<ResourceDef, ExportLayout>();
+// Shapes come from clients: the layouts kept per resource are bounded.
+const MAX_LAYOUTS = 100;
+const layouts = new WeakMap<ResourceDef, Map<string, ExportLayout>>();
 
-/** The export columns of a resource, derived from its declaration: a new resource gets CSV and XLSX for free. */
-export function exportLayout(def: ResourceDef): ExportLayout {
-  const cached = layouts.get(def);
+/**
+ * The export columns of a resource in a shape (every field by default), derived from its declaration: a new
+ * resource gets CSV and XLSX for free. An included object spreads into prefixed columns (`brand.name`); an
+ * included array is one column holding it as JSON (`parameters`).
+ */
+export function exportLayout(def: ResourceDef, shape: ResolvedShape = resolveShape(def, undefined)): ExportLayout {
+  let byShape = layouts.get(def);
+  if (!byShape) layouts.set(def, (byShape = new Map()));
+  const cached = byShape.get(shape.key);
   if (cached) return cached;
+  const selected = [...shape.shown, ...shape.hidden];
   const columns: ExportColumn[] = [];
-  def.fields.forEach((f, slot) => columns.push(...columnsFor(f.name, slot, fieldCellType(f), f.schema, f.description)));
-  const nestedKeys = Object.keys(def.nested ?? {});
+  shape.shown.forEach((f, slot) => columns.push(...columnsFor(f.name, slot, fieldCellType(f), f.schema, f.description)));
+  const nestedKeys = shape.nested;
   let explodeSlot: number | undefined;
   const trailing: ExportColumn[] = [];
   nestedKeys.forEach((key, i) => {
-    const slot = def.fields.length + i;
+    const slot = selected.length + i;
     const schema = def.nested![key];
     const itemProperties = key === def.exportRowPer ? propertiesOf(schema.items as JsonSchema | undefined) : undefined;
     if (itemProperties) {
@@ -105,19 +120,42 @@ export function exportLayout(def: ResourceDef): ExportLayout {
       columns.push(...columnsFor(key, slot, schemaCellType(schema), schema, schema.description as string | undefined));
     }
   });
+  const includeKeys = shape.includes.map((inc) => inc.name);
+  shape.includes.forEach((inc, i) => {
+    const slot = selected.length + nestedKeys.length + i;
+    if (inc.declaration.kind !== 'one') {
+      columns.push({ name: inc.name, type: 'json', description: `${inc.declaration.description} (JSON array)`, slot });
+      return;
+    }
+    for (const f of inc.fields) columns.push({ name: `${inc.name}.${f.name}`, type: fieldCellType(f), description: f.description ?? `${f.name} of ${inc.name}`, slot, key: f.name });
+  });
   // The exploded item's columns come last, so that the columns of the parent read first on every row.
   columns.push(...trailing);
-  const identity = nestedKeys.length === 0 && columns.every((c, i) => c.slot === i && c.key === undefined);
-  const layout: ExportLayout = { def, columns, nestedKeys, explodeSlot, identity };
-  layouts.set(def, layout);
+  // Hidden fields sit after the shown ones: a row of cells may be longer than the columns (the writers stop at the last column).
+  const identity = nestedKeys.length === 0 && includeKeys.length === 0 && columns.every((c, i) => c.slot === i && c.key === undefined);
+  const layout: ExportLayout = { def, shape, selected, columns, nestedKeys, includeKeys, explodeSlot, identity };
+  if (byShape.size >= MAX_LAYOUTS) byShape.delete(byShape.keys().next().value as string);
+  byShape.set(shape.key, layout);
   return layout;
 }
 
 /** A record of an item as the JSON answer has it (paged exports start from `listPage`). */
 export function recordOf(layout: ExportLayout, item: Row): ExportRecord {
-  const record: ExportRecord = layout.def.fields.map((f) => item[f.name]);
+  const record: ExportRecord = layout.selected.map((f) => item[f.name]);
   for (const k of layout.nestedKeys) record.push(item[k]);
+  for (const k of layout.includeKeys) record.push(item[k]);
   return record;
+}
+
+/** The item of a record, as the JSON answer has it (NDJSON lines): the shown fields, the nested values, the includes. */
+export function itemOf(layout: ExportLayout, record: ExportRecord): Row {
+  const item: Row = {};
+  const { shown } = layout.shape;
+  for (let i = 0; i < shown.length; i++) item[shown[i].name] = record[i];
+  let slot = layout.selected.length;
+  for (const k of layout.nestedKeys) item[k] = record[slot++];
+  for (const k of layout.includeKeys) item[k] = record[slot++];
+  return item;
 }
 
 /** Turns records into rows of cells, one per column: objects spread, the exploded array gives a row per element. */

@@ -11,6 +11,9 @@ export interface CsvOptions {
   escapeFormulas: boolean;
 }
 
+/** The API's CSV: RFC 4180 with `,`, no byte order mark, formula-like text neutralised. */
+export const CSV_DEFAULTS: CsvOptions = { delimiter: ',', bom: false, escapeFormulas: true };
+
 type Encode = (value: unknown) => string;
 
 /** What a spreadsheet reads as the start of a formula (OWASP, "CSV Injection"): `=`, `+`, `-`, `@`, tab, CR. */

@@ -24,6 +24,9 @@ export function listResponseContent(def: ResourceDef, json: JsonSchema): Record<
   const names = exportLayout(def).columns.map((c) => c.name).join(', ');
   return {
     [FORMATS.json.mediaType]: { schema: json },
+    [FORMATS.ndjson.mediaType]: {
+      schema: { type: 'string', description: 'NDJSON: one item per line, exactly as the JSON page has it (nested values as objects), each line ending in LF.' },
+    },
     [FORMATS.csv.mediaType]: {
       schema: { type: 'string', description: `RFC 4180 CSV, UTF-8, CRLF line ends, a header row: ${names}.` },
     },

@@ -2,14 +2,15 @@ import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { PassThrough, type Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
-import { flatten, type ExportLayout, type ExportRecord } from './columns.ts';
+import { flatten, itemOf, type ExportLayout, type ExportRecord } from './columns.ts';
 import { CsvEncoder, type CsvOptions } from './csv.ts';
+import type { ExportFormat } from './negotiate.ts';
 import { XlsxExportWriter } from './xlsx.ts';
 
-/** Where rows go: CSV text or an XLSX workbook, both written into the response stream with backpressure. */
+/** Where records go: NDJSON or CSV text or an XLSX workbook, all written into the output stream with backpressure. */
 interface Sink {
-  /** Writes rows; resolves with the characters they made once the output can take more. */
-  write(rows: unknown[][], signal: AbortSignal): Promise<number>;
+  /** Writes records; resolves with the characters they made once the output can take more. */
+  write(records: ExportRecord[], signal: AbortSignal): Promise<number>;
   finish(): Promise<void>;
   abort(): void;
   /** What one batch should come to; the next batch's row count follows from the last one's size. */
@@ -28,12 +29,12 @@ const OUT_BUFFER = 1 << 18;
  */
 const PIECE_BYTES = 1 << 16;
 
-function csvSink(out: PassThrough, layout: ExportLayout, options: CsvOptions): Sink {
-  const encoder = new CsvEncoder(layout.columns, options);
-  out.write(encoder.head());
+/** A sink of text (CSV, NDJSON): each batch's text written as bytes in pieces, waiting whenever the output is full. */
+function textSink(out: PassThrough, head: string, encode: (records: ExportRecord[]) => string): Sink {
+  if (head) out.write(head);
   return {
-    write: async (rows, signal) => {
-      const text = encoder.rows(rows);
+    write: async (records, signal) => {
+      const text = encode(records);
       // Bytes, cut anywhere (a piece of a string could split a surrogate pair); pieces share the one buffer.
       const chars = text.length;
       const bytes = Buffer.from(text, 'utf8');
@@ -50,10 +51,35 @@ function csvSink(out: PassThrough, layout: ExportLayout, options: CsvOptions): S
   };
 }
 
+function csvSink(out: PassThrough, layout: ExportLayout, options: CsvOptions): Sink {
+  const encoder = new CsvEncoder(layout.columns, options);
+  return textSink(out, encoder.head(), (records) => encoder.rows(flatten(layout, records)));
+}
+
+/** One JSON object per line, exactly the item of the JSON answer (nested values as objects, not flattened). */
+function ndjsonSink(out: PassThrough, layout: ExportLayout): Sink {
+  return textSink(out, '', (records) => {
+    let text = '';
+    for (const record of records) text += JSON.stringify(itemOf(layout, record)) + '\n';
+    return text;
+  });
+}
+
 function xlsxSink(out: PassThrough, layout: ExportLayout): Sink {
   const writer = new XlsxExportWriter(out, layout.def.collection, layout.columns);
   // Sheet XML is about four times the CSV of the same rows.
-  return { write: (rows, signal) => writer.write(rows, signal), finish: () => writer.finish(), abort: () => writer.abort(), batchChars: 1 << 20 };
+  return { write: (records, signal) => writer.write(flatten(layout, records), signal), finish: () => writer.finish(), abort: () => writer.abort(), batchChars: 1 << 20 };
+}
+
+function sinkOf(job: ExportJob, out: PassThrough): Sink {
+  switch (job.format) {
+    case 'ndjson':
+      return ndjsonSink(out, job.layout);
+    case 'csv':
+      return csvSink(out, job.layout, job.csv);
+    default:
+      return xlsxSink(out, job.layout);
+  }
 }
 
 /**
@@ -62,8 +88,11 @@ function xlsxSink(out: PassThrough, layout: ExportLayout): Sink {
  */
 export const exportStats = { open: 0, completed: 0, aborted: 0, failed: 0, stalled: 0 };
 
+/** What an export logs through (a request's logger, or a job's). */
+export type ExportLog = Pick<FastifyBaseLogger, 'info' | 'error'>;
+
 export interface ExportJob {
-  format: 'csv' | 'xlsx';
+  format: ExportFormat;
   layout: ExportLayout;
   csv: CsvOptions;
   /** The first batch, read before the response started (so its errors are still a proper problem answer). */
@@ -72,11 +101,13 @@ export interface ExportJob {
   next(rows: number): Promise<ExportRecord[] | undefined>;
   /** Releases what the export holds (its database connection and its place); runs once, however it ended. */
   release(): Promise<void>;
-  log: FastifyBaseLogger;
+  log: ExportLog;
   /** The response the export is sent on, watched for its client stalling or going away. */
   response?: ServerResponse;
   /** How long the client may take no bytes before the export is cut off (EXPORT_IDLE_TIMEOUT_MS). */
   idleTimeoutMs?: number;
+  /** Told the number of items of each batch once it is written (a snapshot counts its rows). */
+  onBatch?(items: number): void;
 }
 
 /** Resolves like `work`, or rejects as soon as `signal` aborts (a workbook's last bytes wait for a client that may never read them). */
@@ -96,7 +127,7 @@ function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
  * unterminated), never a complete-looking one, and the export ends as if the client had gone away.
  * Node restores the server's own timeouts when the connection is used again (keep-alive).
  */
-function cutOffWhenStalled(response: ServerResponse, ms: number, log: FastifyBaseLogger): void {
+function cutOffWhenStalled(response: ServerResponse, ms: number, log: ExportLog): void {
   response.setTimeout(ms, () => {
     if (response.destroyed) return;
     exportStats.stalled += 1;
@@ -123,7 +154,7 @@ export function runExport(job: ExportJob): Readable {
     if (job.idleTimeoutMs) cutOffWhenStalled(response, job.idleTimeoutMs, job.log);
   }
   exportStats.open += 1;
-  const sink = job.format === 'csv' ? csvSink(out, job.layout, job.csv) : xlsxSink(out, job.layout);
+  const sink = sinkOf(job, out);
   let rows = 0;
   let released = false;
   const release = async () => {
@@ -139,10 +170,10 @@ export function runExport(job: ExportJob): Readable {
       job.first = undefined;
       while (batch && !abort.signal.aborted) {
         const records = batch.length;
-        const cells = flatten(job.layout, batch);
+        const chars = await sink.write(batch, abort.signal);
         batch = undefined;
-        rows += cells.length;
-        const chars = await sink.write(cells, abort.signal);
+        rows += records;
+        job.onBatch?.(records);
         if (abort.signal.aborted) break;
         batch = await job.next((sink.batchChars * records) / Math.max(chars, 1));
       }

@@ -1,6 +1,8 @@
 import { AppError } from '../../errors/app-error.ts';
 
-export type Format = 'json' | 'csv' | 'xlsx';
+export type Format = 'json' | 'ndjson' | 'csv' | 'xlsx';
+/** The formats that stream rows (every matching one without `limit`/`cursor`). */
+export type ExportFormat = Exclude<Format, 'json'>;
 
 export interface FormatInfo {
   mediaType: string;
@@ -9,9 +11,11 @@ export interface FormatInfo {
   extension: string;
 }
 
-/** In server preference order: when the client likes several equally, JSON wins, then CSV. */
+/** In server preference order: when the client likes several equally (as `*` + `/*` does), JSON wins, then NDJSON, then CSV. */
 export const FORMATS: Record<Format, FormatInfo> = {
   json: { mediaType: 'application/json', contentType: 'application/json; charset=utf-8', extension: 'json' },
+  // One JSON object per line (ndjson.org); no registered type exists, application/x-ndjson is the common one.
+  ndjson: { mediaType: 'application/x-ndjson', contentType: 'application/x-ndjson; charset=utf-8', extension: 'ndjson' },
   // RFC 4180 §3 registers the `header` parameter; ours always has the header row.
   csv: { mediaType: 'text/csv', contentType: 'text/csv; charset=utf-8; header=present', extension: 'csv' },
   xlsx: {
@@ -22,6 +26,7 @@ export const FORMATS: Record<Format, FormatInfo> = {
 };
 
 export const FORMAT_NAMES = Object.keys(FORMATS) as Format[];
+export const EXPORT_FORMATS = FORMAT_NAMES.filter((f): f is ExportFormat => f !== 'json');
 
 interface MediaRange {
   type: string;

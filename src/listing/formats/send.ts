@@ -8,13 +8,13 @@ import { exportLayout, recordOf } from './columns.ts';
 import { openExportConnection } from './connection.ts';
 import type { CsvOptions } from './csv.ts';
 import { runExport } from './export.ts';
-import { FORMATS } from './negotiate.ts';
+import { FORMATS, type ExportFormat } from './negotiate.ts';
 import { takeExportSlot } from './slots.ts';
 import { BatchSource } from './source.ts';
 import type { ResourceDef } from '../resource.ts';
 
 export interface ExportOptions {
-  format: 'csv' | 'xlsx';
+  format: ExportFormat;
   csv: CsvOptions;
   log: FastifyBaseLogger;
   /** EXPORTS_PER_NODE, EXPORTS_PER_CREDENTIAL and EXPORT_IDLE_TIMEOUT_MS. */
@@ -26,13 +26,13 @@ export interface ExportOptions {
 }
 
 /** `attachment; filename="products-2026-11-21.csv"`: the collection and the day (UTC) of the export. */
-export function contentDisposition(def: ResourceDef, format: 'csv' | 'xlsx', now = new Date()): string {
+export function contentDisposition(def: ResourceDef, format: ExportFormat, now = new Date()): string {
   return `attachment; filename="${def.collection}-${now.toISOString().slice(0, 10)}.${FORMATS[format].extension}"`;
 }
 
-/** One page (`limit`/`cursor` given) as CSV or XLSX: the rows of the JSON page, flattened. */
-export function exportPage(def: ResourceDef, page: Page, options: ExportOptions): Readable {
-  const layout = exportLayout(def);
+/** One page (`limit`/`cursor` given) as NDJSON, CSV or XLSX: the items of the JSON page (flattened for CSV and XLSX), in the plan's shape. */
+export function exportPage(plan: ListPlan, page: Page, options: ExportOptions): Readable {
+  const layout = exportLayout(plan.def, plan.shape);
   return runExport({
     ...options,
     idleTimeoutMs: options.limits.idleTimeoutMs,
@@ -50,7 +50,7 @@ export function exportPage(def: ResourceDef, page: Page, options: ExportOptions)
  * credential's caps (503 or 429 with Retry-After when there is none).
  */
 export async function exportAll(store: Store, def: ResourceDef, plan: ListPlan, includeTotal: boolean, label: string, options: ExportOptions): Promise<{ stream: Readable; total?: number }> {
-  const layout = exportLayout(def);
+  const layout = exportLayout(def, plan.shape);
   const letGo = takeExportSlot(store, options.owner, options.limits);
   let conn;
   try {

@@ -1,4 +1,5 @@
 import { filteredQuery, orderedQuery, type ListPlan } from '../engine.ts';
+import { loadIncludes } from '../include.ts';
 import type { Row } from '../resource.ts';
 import type { ExportLayout, ExportRecord } from './columns.ts';
 import type { ExportConnection } from './connection.ts';
@@ -30,8 +31,9 @@ export class BatchSource {
     private readonly layout: ExportLayout,
     plan: ListPlan,
   ) {
-    this.plan = plan;
-    const fields = layout.def.fields;
+    // The layout's shape decides what is selected (a caller may pass a layout of another shape than the plan's).
+    this.plan = { ...plan, shape: layout.shape };
+    const fields = layout.selected;
     this.idSlot = fields.findIndex((f) => f.name === 'id');
     this.sortSlot = fields.findIndex((f) => f.name === plan.sortKey);
   }
@@ -61,17 +63,23 @@ export class BatchSource {
     return records;
   }
 
-  /** Decodes stored values (JSON text into objects) and appends the nested values `attach` loads. */
+  /**
+   * Decodes stored values (JSON text into objects) and appends the nested values `attach` loads and the
+   * included relations (one query per relation for the whole batch), on the export's own snapshot.
+   */
   private async complete(records: ExportRecord[]): Promise<void> {
-    const { def, nestedKeys } = this.layout;
-    def.fields.forEach((f, slot) => {
+    const { def, selected, nestedKeys, includeKeys, shape } = this.layout;
+    selected.forEach((f, slot) => {
       if (f.decode) for (const r of records) r[slot] = f.decode(r[slot]);
     });
-    if (!def.attach) return;
-    const items: Row[] = records.map((r) => Object.fromEntries(def.fields.map((f, slot) => [f.name, r[slot]])));
-    await def.attach(this.conn.db, items);
+    const attach = def.attach && nestedKeys.length > 0;
+    if (!attach && includeKeys.length === 0) return;
+    const items: Row[] = records.map((r) => Object.fromEntries(selected.map((f, slot) => [f.name, r[slot]])));
+    if (attach) await def.attach!(this.conn.db, items);
+    await loadIncludes(this.conn.db, shape.includes, items);
     records.forEach((r, i) => {
       for (const k of nestedKeys) r.push(items[i][k]);
+      for (const k of includeKeys) r.push(items[i][k]);
     });
   }
 }
