@@ -42,7 +42,15 @@ export const operationsRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (
     const base = ctx.config.publicUrl;
     return { name: 'Store Data API', links: { console: `${base}/admin`, reference: `${base}/docs`, openapi: `${base}/api/v2/openapi.json`, token: `${base}/oauth/token`, api: `${base}/api/v2` } };
   });
-  app.get('/healthz', { schema: { tags: ['Operations'], summary: 'Liveness: the process answers', response: { 200: statusSchema } } }, async () => ({ status: 'ok' }));
+  app.get('/healthz', {
+    schema: {
+      operationId: 'getHealth',
+      tags: ['Operations'],
+      summary: 'Liveness: the process answers',
+      description: 'No authentication; touches no database (see `/readyz` for that), so a restart is the only cure for a failure.',
+      response: { 200: statusSchema },
+    },
+  }, async () => ({ status: 'ok' }));
 
   // One probe at a time, however many load balancers ask: probes during an outage share its answer.
   let probing: Promise<boolean> | undefined;
@@ -53,9 +61,10 @@ export const operationsRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (
 
   app.get('/readyz', {
     schema: {
+      operationId: 'getReadiness',
       tags: ['Operations'],
       summary: 'Readiness: the database answers',
-      description: `\`503 service_unavailable\` (a problem, with \`Retry-After\`) while the database does not answer within ${READY_TIMEOUT_MS / 1000} s.`,
+      description: `No authentication. \`503 service_unavailable\` (a problem, with \`Retry-After\`) while the database does not answer within ${READY_TIMEOUT_MS / 1000} s.`,
       response: {
         200: statusSchema,
         503: { description: 'An RFC 9457 problem (`service_unavailable`, with `Retry-After`): the database does not answer.', content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } } },
