@@ -24,6 +24,7 @@ import { adminRoutes } from './admin/routes.ts';
 import { changesRoutes } from './events/changes.routes.ts';
 import { consoleRoutes } from './console/plugin.ts';
 import { mcpRoutes } from './mcp/mcp.routes.ts';
+import { snapshotFileRoutes, snapshotRoutes } from './snapshots/snapshots.routes.ts';
 import { countUsage } from './console/usage.ts';
 
 export interface BuildOptions {
@@ -105,9 +106,12 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
       await api.register(changesRoutes, { ctx });
       await api.register(generateRoutes, { ctx });
       await api.register(engineRoutes, { ctx });
+      await api.register(snapshotRoutes, { ctx });
     },
     { prefix: '/api/v2' },
   );
+  // A snapshot's file opens to its credential's bearer token or to a signed URL without one: outside the guard, checking either itself.
+  await app.register(snapshotFileRoutes, { ctx, prefix: '/api/v2' });
   await app.register(adminRoutes, { ctx, prefix: '/admin/api' });
   await app.register(consoleRoutes, { ctx, prefix: '/admin' });
   return app;

@@ -3,6 +3,7 @@ import type { AppContext } from '../context.ts';
 import { errorResponses } from '../http/responses.ts';
 import { DELIVERY_STATUSES, getDelivery, listDeliveries, replay, type DeliveryStatus, type ReplayRequest } from '../events/webhooks/deliveries.ts';
 import { EVENT_TYPES, MAX_PATTERNS, PATTERN } from '../events/webhooks/patterns.ts';
+import { SNAPSHOT_EVENT_TYPES } from '../snapshots/events.ts';
 import * as service from '../events/webhooks/subscriptions.ts';
 import { ID_BOUNDS } from '../modules/common-fields.ts';
 import { tags, security, idParams, type IdParams } from './route-schemas.ts';
@@ -15,7 +16,7 @@ const dateTime = { type: 'string', format: 'date-time' };
 const eventsInput = {
   type: 'array', minItems: 1, maxItems: MAX_PATTERNS, uniqueItems: true,
   items: { type: 'string', pattern: PATTERN },
-  description: `Event types, with \`*\` wildcards (\`*\`, \`order.*\`). Types: ${EVENT_TYPES.map((t) => `\`${t}\``).join(', ')}.`,
+  description: `Event types, with \`*\` wildcards (\`*\`, \`order.*\`). Types: ${[...EVENT_TYPES, ...SNAPSHOT_EVENT_TYPES].map((t) => `\`${t}\``).join(', ')}.`,
 };
 
 const webhookProperties = {
@@ -77,7 +78,7 @@ export const webhookRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (app
       body: { type: 'object', additionalProperties: false, required: ['url', 'events'], properties: { url: { type: 'string', minLength: 1, maxLength: 2000 }, events: eventsInput, description: { type: ['string', 'null'], maxLength: 500 }, enabled: { type: 'boolean' } } },
       response: { 201: withSecretSchema, ...errorResponses(400, 401) },
     },
-    handler: async (request, reply) => reply.code(201).send(await service.createWebhook(db, request.body, allowPrivate, ctx.resources.eventTypes)),
+    handler: async (request, reply) => reply.code(201).send(await service.createWebhook(db, request.body, allowPrivate, [...ctx.resources.eventTypes, ...SNAPSHOT_EVENT_TYPES])),
   });
 
   app.get<{ Params: IdParams }>('/webhooks/:id', { schema: { tags, security, summary: 'Get a webhook subscription', params: idParams, response: { 200: webhookSchema, ...errorResponses(401, 404) } } },
@@ -92,7 +93,7 @@ export const webhookRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (app
       response: { 200: webhookSchema, ...errorResponses(400, 401, 404) },
     },
     handler: async (request) => {
-      const updated = await service.updateWebhook(db, request.params.id, request.body, allowPrivate, ctx.resources.eventTypes);
+      const updated = await service.updateWebhook(db, request.params.id, request.body, allowPrivate, [...ctx.resources.eventTypes, ...SNAPSHOT_EVENT_TYPES]);
       ctx.bus.appended();
       return updated;
     },

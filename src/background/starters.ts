@@ -3,6 +3,7 @@ import { startConsoleHousekeeping } from '../console/housekeeping.ts';
 import type { AppContext } from '../context.ts';
 import { startEventPruner } from '../events/pruner.ts';
 import { startWebhookDispatcher } from '../events/webhooks/starter.ts';
+import { startSnapshotRunner } from '../snapshots/starter.ts';
 import { startSyncFollower } from '../sync/starter.ts';
 import type { BackgroundStarter, BackgroundTask } from './task.ts';
 
@@ -11,6 +12,7 @@ export const BACKGROUND_STARTERS: readonly BackgroundStarter[] = [
   startEventPruner,
   startWebhookDispatcher,
   startSyncFollower,
+  startSnapshotRunner,
   startConsoleHousekeeping,
   startTokenPruner,
 ];

@@ -29,9 +29,9 @@ const changeSchema = (resources: Registry) => ({
     type: {
       type: 'string',
       examples: [`${resources.list[0].event}.updated`, ...resources.extraEventTypes.map((e) => e.type)],
-      description: `\`<resource>.created|updated|deleted\`${resources.extraEventTypes.map((e) => `, and \`${e.type}\` beside \`${e.beside}\``).join('')}.`,
+      description: `\`<resource>.created|updated|deleted\`${resources.extraEventTypes.map((e) => `, and \`${e.type}\` beside \`${e.beside}\``).join('')}; \`snapshot.completed\` and \`snapshot.failed\` of the reader's own snapshot jobs.`,
     },
-    resource: { type: 'string', enum: resources.list.map((r) => r.event) },
+    resource: { type: 'string', enum: [...resources.list.map((r) => r.event), 'snapshot'], description: '`snapshot` for `snapshot.completed` and `snapshot.failed`, shown only to the credential whose job it is.' },
     resourceId: { type: 'integer', ...ID_BOUNDS },
     occurredAt: { type: 'string', format: 'date-time' },
     data: { type: 'object', additionalProperties: true, description: `The item as it then was; \`{ "id" }\` for \`.deleted\`${resources.extraEventTypes.map((e) => `; ${e.data} for \`${e.type}\``).join('')}.` },
@@ -122,7 +122,7 @@ export const changesRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (app
       let events: StoredEvent[];
       for (;;) {
         const generation = signal.generation;
-        events = await readEvents(db, { after, limit: limit + 1, resources });
+        events = await readEvents(db, { after, limit: limit + 1, resources, credentialId: request.grant!.credentialId });
         // Read first, then the watermark: pruning raises the watermark before it deletes, so a read that
         // missed pruned events always sees the raised watermark here.
         if (after < (await prunedThrough(db))) {
