@@ -40,8 +40,9 @@ export function negotiateCoding(header: string | undefined): Coding | undefined 
     if (!name) continue;
     let weight = 1;
     for (const p of params) {
-      const m = /^q\s*=\s*([01](?:\.\d{0,3})?)$/.exec(p);
-      if (m) weight = Number(m[1]);
+      const m = /^q\s*=\s*(.*)$/.exec(p);
+      // A malformed weight (RFC 9110 §12.4.2: 0 to 1, three decimals at most) makes the member void.
+      if (m) weight = /^(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$/.test(m[1]) ? Number(m[1]) : 0;
     }
     const key = name === 'x-gzip' ? 'gzip' : name;
     // The same coding named twice: the more favourable weight counts.
