@@ -11,7 +11,8 @@ export const TOOL_DEFAULT_LIMIT = 20;
 
 const PAGING_HELP =
   'The answer is one page: `data` (the items) and `pagination`. When `pagination.hasMore` is true there are more: call this tool again ' +
-  'with `cursor` set to `pagination.nextCursor` (alone, or with exactly the same filters and sort) for the next page, until `hasMore` is false. ' +
+  'with `cursor` set to `pagination.nextCursor` (and the same `limit`; the filters and sort travel in the cursor, so leave them out or repeat them ' +
+  'unchanged) for the next page, until `hasMore` is false. ' +
   'A cursor is an opaque, signed position that remembers the filters and sort; do not edit or invent one. Nothing is ever cut off silently.';
 
 /** An item as the API answers it; `id` is always there, the rest as the declaration says. */
