@@ -1,9 +1,9 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { chargeRateLimit, verifyBearer } from '../auth/bearer.ts';
 import type { AppContext } from '../context.ts';
 import { AppError, notFound } from '../errors/app-error.ts';
 import { nextLink } from '../http/links.ts';
 import { errorResponses } from '../http/responses.ts';
-import { rateLimitHeaders } from '../ratelimit/bucket.ts';
 import { readRange } from './chunks.ts';
 import { deleteJob, findJob, listJobs, SNAPSHOT_FORMATS, SNAPSHOT_STATUSES, type SnapshotJob } from './jobs.repository.ts';
 import { parseRange } from './range.ts';
@@ -159,24 +159,11 @@ export const snapshotRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (ap
   });
 };
 
-const REALM = 'realm="store-api"';
-const invalidToken = (description: string) =>
-  new AppError('invalid_token', description, { headers: { 'www-authenticate': `Bearer ${REALM}, error="invalid_token", error_description="${description.replace(/"/g, "'")}"` } });
-
 /** The bearer check of the guard (auth/bearer.ts), for the one route that also opens to a signed URL: a valid token, then the credential's rate limit. */
 async function bearerAsker(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<Asker> {
-  const header = request.headers.authorization;
-  if (!header) throw invalidToken('Missing Authorization: Bearer token (or a signed URL).');
-  const match = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i.exec(header);
-  if (!match) throw invalidToken('The Authorization header is not a Bearer token.');
-  const grant = await ctx.tokens.verify(match[1]);
-  if (!grant) throw invalidToken('The access token is invalid or expired, or its credential is disabled.');
+  const grant = await verifyBearer(ctx, request.headers.authorization);
   request.grant = grant;
-  const policy = ctx.policies.default;
-  const take = await ctx.buckets.take(`${policy.name}:${grant.credentialId}`, policy);
-  const headers = rateLimitHeaders(policy, take);
-  reply.headers(headers);
-  if (!take.allowed) throw new AppError('rate_limited', `Rate limit exceeded; retry in ${take.retryAfterSeconds} s.`, { headers: { ...headers, 'retry-after': String(take.retryAfterSeconds) } });
+  await chargeRateLimit(ctx, grant, ctx.policies.default, reply);
   return { credentialId: grant.credentialId, scopes: grant.scopes };
 }
 

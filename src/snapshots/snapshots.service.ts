@@ -8,7 +8,6 @@ import { filteredQuery, plan } from '../listing/engine.ts';
 import type { Registry } from '../resources/registry.ts';
 import type { Resource } from '../resources/types.ts';
 import { activeJobs, insertJob, type SnapshotFormat, type SnapshotJob } from './jobs.repository.ts';
-import { checkFields } from './shape.ts';
 
 /** Seconds a client over its job cap is told to wait: a job of an average collection takes about this long. */
 export const SNAPSHOT_RETRY_AFTER_SECONDS = 10;
@@ -71,8 +70,9 @@ export function readableCollection(resources: Registry, collection: string, aske
 export async function createSnapshot(store: Store, resources: Registry, hashKey: string, settings: SnapshotSettings, asker: Asker, r: SnapshotRequest): Promise<SnapshotJob> {
   const def = readableCollection(resources, r.collection, asker);
   const filters = r.filters ?? {};
-  await filteredQuery(store.db, plan(def, { filters }, hashKey));
-  const fields = checkFields(def, r.fields);
+  // The listing's own checks: unknown or malformed filters and fields are the 400 the listing would answer.
+  await filteredQuery(store.db, plan(def, { filters, shape: r.fields ? { fields: r.fields } : undefined }, hashKey));
+  const fields = r.fields ? ['id', ...new Set(r.fields.filter((f) => f !== 'id'))] : null;
   const active = await activeJobs(store.db, asker.credentialId);
   if (active >= settings.perCredential) {
     throw new AppError('rate_limited', `This credential already has ${active} snapshots queued or running, the most it may have; retry when one has finished.`, {

@@ -77,12 +77,16 @@ for (const dialect of await dialects()) {
       await runner.stop();
       const job = await insertJob(t.ctx.store.db, { credentialId: 0, collection: 'products', format: 'ndjson', filters: {}, fields: null }, new Date().toISOString());
       const pending: Array<Promise<{ statusCode: number }>> = [];
-      const produced = await produceSnapshot(t.ctx.store, t.ctx.resources.byCollection.get('products')!, job, t.ctx.hashKey, new AbortController().signal, async () => {
-        // After the first batch (a few rows): products 2400 and 2401 are still to be read. The next batch waits
-        // until the writes have committed, so they are surely newer than the view.
-        if (pending.length === 0) pending.push(t.admin('PATCH', '/admin/api/products/2400', { name: 'Renamed during the snapshot' }), t.admin('DELETE', '/admin/api/products/2401'));
+      let rowsBeforeWrites = 0;
+      const produced = await produceSnapshot(t.ctx.store, t.ctx.resources.byCollection.get('products')!, job, t.ctx.hashKey, new AbortController().signal, async (rows) => {
+        // After the first batch (a few rows): products 2400 and 2401 are still to be read. No more bytes are
+        // taken from the export until the writes have committed, so its reader soon waits too.
+        if (pending.length > 0) return;
+        rowsBeforeWrites = rows;
+        pending.push(t.admin('PATCH', '/admin/api/products/2400', { name: 'Renamed during the snapshot' }), t.admin('DELETE', '/admin/api/products/2401'));
         await Promise.all(pending);
       });
+      assert.ok(rowsBeforeWrites < 2400, `the writes came after ${rowsBeforeWrites} rows`);
       runner = runnerOf(t);
       runner.start();
       const answers = await Promise.all(pending);
@@ -139,7 +143,7 @@ for (const dialect of await dialects()) {
       const bad = await t.app.inject({ method: 'POST', url: '/api/v2/snapshots', headers: { authorization: `Bearer ${token}` }, payload: { collection: 'products', filters: { status: 'sold' } } });
       problemOf(bad, 400, 'invalid_parameter');
       const badField = await t.app.inject({ method: 'POST', url: '/api/v2/snapshots', headers: { authorization: `Bearer ${token}` }, payload: { collection: 'products', fields: ['nope'] } });
-      problemOf(badField, 400, 'invalid_body');
+      problemOf(badField, 400, 'invalid_parameter');
 
       const mine = await finished(t, token, (await createJob(t, token, { collection: 'brands' })).id);
       const other = (await t.credential([...READ])).token;
