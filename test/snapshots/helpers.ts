@@ -1,7 +1,7 @@
 import { gunzipSync } from 'node:zlib';
 import type { TestApp } from '../helpers/app.ts';
 import { until } from '../helpers/wait.ts';
-import { SnapshotRunner } from '../../src/snapshots/runner.ts';
+import { SnapshotRunner, type RunnerLog } from '../../src/snapshots/runner.ts';
 
 export interface JobView {
   id: number;
@@ -18,9 +18,9 @@ export interface JobView {
 const quiet = { info: () => {}, warn: () => {}, error: () => {} };
 
 /** A runner of the test app's node, as the background starter makes it (the test starts and stops it). */
-export function runnerOf(t: TestApp, node?: string): SnapshotRunner {
+export function runnerOf(t: Pick<TestApp, 'ctx'>, node?: string, log: RunnerLog = quiet): SnapshotRunner {
   const { ctx } = t;
-  return new SnapshotRunner({ store: ctx.store, bus: ctx.bus, resources: ctx.resources, hashKey: ctx.hashKey, settings: ctx.config.snapshots, log: quiet, node });
+  return new SnapshotRunner({ store: ctx.store, bus: ctx.bus, resources: ctx.resources, hashKey: ctx.hashKey, settings: ctx.config.snapshots, log, node });
 }
 
 export async function createJob(t: TestApp, token: string, body: Record<string, unknown>): Promise<JobView> {
