@@ -6,7 +6,21 @@ import { keyedHash } from '../../src/auth/secrets.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { dialects } from '../helpers/databases.ts';
 import { assertProblem } from '../helpers/problems.ts';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ClientCredentialsProvider } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { createServer } from 'node:net';
 import { connect, INITIALIZE, listen, rpc } from './client.ts';
+
+/** A free loopback port, so that the app's PUBLIC_URL can be its real address (the SDK checks the metadata's `resource` against it). */
+const freePort = (): Promise<number> =>
+  new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
 
 const METADATA = 'resource_metadata="http://store.test/.well-known/oauth-protected-resource"';
 
@@ -50,6 +64,7 @@ for (const dialect of await dialects()) {
       const doc = (await res.json()) as Record<string, unknown>;
       assert.deepEqual(doc, {
         issuer: 'http://store.test',
+        authorization_endpoint: 'http://store.test/oauth/authorize',
         token_endpoint: 'http://store.test/oauth/token',
         grant_types_supported: ['client_credentials'],
         token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
@@ -57,6 +72,13 @@ for (const dialect of await dialects()) {
         response_types_supported: [],
         service_documentation: 'http://store.test/docs',
       });
+    });
+
+    it('the authorization endpoint it must name only refuses (RFC 6749 §4.1.2.1)', async () => {
+      const res = await fetch(`${base}/oauth/authorize?response_type=code&client_id=x&redirect_uri=https://evil.example/`, { redirect: 'manual' });
+      assert.equal(res.status, 400);
+      assert.equal(res.headers.get('location'), null);
+      assert.equal(((await res.json()) as { error: string }).error, 'unsupported_response_type');
     });
 
     it('the authorization-server metadata tells the truth: both client authentication methods get a token', async () => {
@@ -146,6 +168,29 @@ for (const dialect of await dialects()) {
       // Another credential has its own bucket.
       const other = await t.credential(['products:read']);
       assert.equal((await rpc(base, other.token, INITIALIZE)).status, 200);
+    });
+  });
+
+  describe(`an MCP client with only a client id and secret finds its way to a token (${dialect})`, () => {
+    let t: TestApp;
+    let base: string;
+
+    before(async () => {
+      const port = await freePort();
+      base = `http://127.0.0.1:${port}`;
+      t = await createTestApp(dialect, { seed: { products: 3, seed: 1 }, env: { PUBLIC_URL: base } });
+      await t.app.listen({ port, host: '127.0.0.1' });
+    });
+    after(() => t.close());
+
+    it('the SDK\'s ClientCredentialsProvider: 401 → protected-resource metadata → authorization-server metadata → /oauth/token → tools', async () => {
+      const c = await t.credential(['products:read', 'orders:read']);
+      const client = new Client({ name: 'agent', version: '1.0.0' });
+      const authProvider = new ClientCredentialsProvider({ clientId: c.clientId, clientSecret: c.clientSecret, expectedIssuer: base });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { authProvider }));
+      assert.deepEqual((await client.listTools()).tools.map((x) => x.name).sort(), ['get_order', 'get_product', 'list_orders', 'list_products', 'search_products']);
+      assert.equal(authProvider.tokens()?.token_type, 'Bearer');
+      await client.close();
     });
   });
 }
