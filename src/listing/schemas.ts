@@ -3,7 +3,7 @@ import { CSV_DELIMITERS } from './formats/csv.ts';
 import { FORMAT_NAMES } from './formats/negotiate.ts';
 import { moneySchema } from '../money.ts';
 import { ID_BOUNDS } from '../resources/bounds.ts';
-import type { Field, JsonSchema, Resource as ResourceDef } from '../resources/types.ts';
+import type { Field, IncludeDeclaration, JsonSchema, Resource as ResourceDef } from '../resources/types.ts';
 
 /** A field's schema in answers (money: a decimal string with two places, which the export formats recognise as money). */
 export function fieldSchema(f: Field): JsonSchema {
@@ -48,7 +48,27 @@ export const itemSchemaId = (def: ResourceDef): string => def.title.replace(/[^A
 export function itemSchema(def: ResourceDef): JsonSchema {
   const properties: Record<string, JsonSchema> = Object.fromEntries(def.fields.map((f) => [f.name, fieldSchema(f)]));
   Object.assign(properties, def.nested ?? {});
-  return { $id: itemSchemaId(def), type: 'object', description: def.description, required: Object.keys(properties), properties };
+  const required = Object.keys(properties);
+  for (const [name, inc] of Object.entries(def.includes)) properties[name] = includedSchema(inc);
+  return { $id: itemSchemaId(def), type: 'object', description: def.description, required, properties };
+}
+
+/**
+ * An included relation as it is embedded (only with `include=`, so never required): the target's item inline
+ * (not a `$ref`, so that the schema stands alone wherever it is compiled), with only `id` required because
+ * `fields=<include>.<field>` trims it.
+ */
+function includedSchema(inc: IncludeDeclaration): JsonSchema {
+  const target = inc.target;
+  const object: JsonSchema = {
+    type: 'object',
+    description: `${target.title}, as \`GET /api/v2/${target.collection}/{id}\` has it (only the fields asked with \`fields=…\`).`,
+    required: ['id'],
+    properties: Object.fromEntries(target.fields.map((f) => [f.name, fieldSchema(f)])),
+  };
+  const scope = ` Only with \`include\`; needs scope \`${target.scope}\`.`;
+  if (inc.kind === 'one') return { ...object, type: ['object', 'null'], description: `${inc.description}.${scope}` };
+  return { type: 'array', items: object, description: `${inc.description}.${scope}` };
 }
 
 export const paginationSchema = {

@@ -8,6 +8,7 @@ import { eventFor } from '../../resources/events.ts';
 import type { Executor } from '../../db/database.ts';
 import type { JsonSchema, Row } from '../../resources/types.ts';
 import { createdAtField, ID_BOUNDS, idField, INT32_BOUNDS, ORDER_STATUSES, updatedAtField } from '../common-fields.ts';
+import { products } from '../products/resource.ts';
 import { amounts, checkAmounts, lineCents, type ItemInput } from './amounts.ts';
 
 const nullableString = { type: ['string', 'null'] };
@@ -131,6 +132,10 @@ export const orders = defineResource({
     ...(!existing && input.number === undefined ? { number: `pending-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}` } : {}),
     ...amounts(input, input.items as ItemInput[] | undefined, existing),
   }),
+  includes: {
+    // The products its items name (a line whose product was deleted names none), each once.
+    products: { target: products, kind: 'through', table: 'order_items', from: 'order_id', to: 'product_id', description: 'The products of its items, each once, in id order' },
+  },
   uniques: [{ fields: ['number'] }],
   naturalKey: ['number'],
   prepare: async (w, input, existing) => {

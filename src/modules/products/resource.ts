@@ -3,7 +3,11 @@ import { enumListFilter, exactListFilter, idListFilter, substringFilter } from '
 import { defineResource } from '../../resources/define.ts';
 import type { Filter } from '../../resources/types.ts';
 import { createdAtField, ID_BOUNDS, idField, INT32_BOUNDS, PRODUCT_STATUSES, updatedAtField } from '../common-fields.ts';
+import { brands } from '../brands/resource.ts';
+import { categories } from '../categories/resource.ts';
 import { categorySubtree } from '../categories/subtree.ts';
+import { productFilters } from '../product-filters/resource.ts';
+import { productParameters } from '../product-parameters/resource.ts';
 
 const categoryFilter: Filter = {
   name: 'categoryId',
@@ -62,6 +66,12 @@ export const products = defineResource({
     { field: 'brandId', table: 'brands', label: 'brand' },
     { field: 'categoryId', table: 'categories', label: 'category' },
   ],
+  includes: {
+    brand: { target: brands, kind: 'one', field: 'brandId', description: 'The brand (null when none)' },
+    category: { target: categories, kind: 'one', field: 'categoryId', description: 'The category (null when none)' },
+    parameters: { target: productParameters, kind: 'many', by: 'productId', description: 'The parameter values, in id order' },
+    filters: { target: productFilters, kind: 'many', by: 'productId', description: 'The filter values, in id order' },
+  },
   uniques: [{ fields: ['articleNumber'] }],
   naturalKey: ['articleNumber'],
   mirror: true,
