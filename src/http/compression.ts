@@ -12,13 +12,26 @@ export type Coding = 'br' | 'gzip';
 export const COMPRESSION_THRESHOLD = 1024;
 
 /**
- * Levels chosen by measurement (bench/compression.ts, bench/results/compression-2026-11-23.md): on a
- * 1000-product page (~1.1 MB JSON) gzip 6 and brotli 4 take about the same CPU, brotli's bytes are smaller;
- * brotli's default quality 11 costs over 20 times more CPU for a few per cent fewer bytes, far too slow
- * for live answers. gzip above 6 buys almost nothing here.
+ * Levels chosen by measurement (bench/compression.ts; bench/results/compression-2026-11-23.md, zlib alone on
+ * the bodies, CPU per answer on a loaded 2-core VM). A 1000-product JSON page, 570 KB:
+ *   gzip 1 102 KB 3.0 ms · gzip 4 92 KB 4.6 ms · gzip 6 82 KB 7.4 ms · gzip 9 81 KB 11.3 ms
+ *   br 1 89 KB 2.6 ms · br 4 81 KB 4.8 ms · br 5 73 KB 10.0 ms · br 6 71 KB 11.8 ms · br 11 59 KB 913 ms
+ * The CSV export of the same products (392 KB) ranks alike (gzip 6 72 KB 5.5 ms, br 4 72 KB 3.9 ms).
+ * br 4 gives gzip 6's bytes for two thirds of its CPU, so it is also preferred when a client takes both;
+ * br 5 doubles the CPU for 9 % fewer bytes, and brotli's default 11 costs 190 times more, far too slow for
+ * live answers. gzip 6 (zlib's default) saves 10 % of bytes over gzip 4 for 2.8 ms more per large page;
+ * gzip 9 saves another 2 % for 4 ms more.
  */
 export const GZIP_LEVEL = 6;
 export const BROTLI_QUALITY = 4;
+
+/**
+ * Answers up to this size are compressed in one synchronous call (at most ~0.7 ms of the event loop at these
+ * levels); larger ones, and every export, go through a streaming compressor on zlib's thread pool. The
+ * plugin's own default on 2 cores is 8 KiB, which sends a 50-product page (~28 KB) down the stream path:
+ * measured ~1.5 ms more CPU per answer than the 0.3 ms the compression itself takes.
+ */
+const SYNC_LIMIT = 64 * 1024;
 
 /** What is worth compressing: JSON (pages, items, the changes feed, large problems), CSV and NDJSON. XLSX is already a zip. */
 const COMPRESSIBLE = /^(?:application\/(?:json|problem\+json|x-ndjson)|text\/csv)\s*(?:;|$)/i;
@@ -108,6 +121,7 @@ export async function addCompression(app: FastifyInstance): Promise<void> {
     globalDecompression: false,
     encodings: ['br', 'gzip'],
     threshold: COMPRESSION_THRESHOLD,
+    syncThreshold: SYNC_LIMIT,
     customTypes: isCompressible,
     zlibOptions: { level: GZIP_LEVEL },
     brotliOptions: { params: { [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT } },

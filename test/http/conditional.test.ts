@@ -70,12 +70,44 @@ for (const dialect of await dialects()) {
     });
 
     it('other filters, sorts, page sizes and fields are other answers with other tags', async () => {
-      const urls = [page, '/api/v2/products?limit=50&status=active', '/api/v2/products?limit=50&sort=-id', '/api/v2/products?limit=49'];
-      // fields= (issue 12, item 1) once the listing offers it.
-      if ((await t.get('/api/v2/products?limit=50&fields=price', token)).statusCode === 200) urls.push('/api/v2/products?limit=50&fields=price');
+      const urls = [
+        page,
+        '/api/v2/products?limit=50&status=active',
+        '/api/v2/products?limit=50&sort=-id',
+        '/api/v2/products?limit=49',
+        '/api/v2/products?limit=50&fields=price',
+        '/api/v2/products?limit=50&fields=price,name',
+        '/api/v2/products/5',
+        '/api/v2/products/5?fields=name',
+      ];
       const tags = new Set<string>();
-      for (const url of urls) tags.add(String((await t.get(url, token)).headers.etag));
+      for (const url of urls) {
+        const res = await t.get(url, token);
+        assert.equal(res.statusCode, 200, `${url}: ${res.body}`);
+        tags.add(String(res.headers.etag));
+      }
       assert.equal(tags.size, urls.length);
+    });
+
+    it('If-Modified-Since against the Last-Modified of a single item: 304 when not modified since, 200 once it is', async () => {
+      const item = '/api/v2/products/9?fields=name';
+      const first = await t.get(item, token);
+      const lastModified = String(first.headers['last-modified']);
+      assert.ok(parseHttpDate(lastModified), `an HTTP-date: ${lastModified}`);
+      const same = await t.get(item, token, { 'if-modified-since': lastModified });
+      assert.equal(same.statusCode, 304);
+      assert.equal(same.rawPayload.length, 0);
+      assert.equal(same.headers['last-modified'], lastModified);
+      assert.equal(same.headers.etag, first.headers.etag);
+      const earlier = new Date((parseHttpDate(lastModified)! - 1) * 1000).toUTCString();
+      assert.equal((await t.get(item, token, { 'if-modified-since': earlier })).statusCode, 200, 'modified within the second before');
+      assert.equal((await t.get(item, token, { 'if-modified-since': 'not a date' })).statusCode, 200);
+      // A write at least a second later: the item is modified since the date the client has.
+      await new Promise((r) => setTimeout(r, 1100));
+      await t.database.store.db.updateTable('products').set({ name: 'Changed again', updated_at: new Date().toISOString() }).where('id', '=', 9).execute();
+      const changed = await t.get(item, token, { 'if-modified-since': lastModified });
+      assert.equal(changed.statusCode, 200, String(changed.headers['last-modified']));
+      assert.equal(changed.json().name, 'Changed again');
     });
 
     it('problems, exports and other methods carry no ETag and are never 304', async () => {
