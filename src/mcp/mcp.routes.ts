@@ -60,6 +60,7 @@ export const mcpRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { 
         aiPolicy: ctx.policies.ai,
         ai: ctx.config.ai,
         log: request.log,
+        snapshots: ctx.config.snapshots,
       };
       const server = catalogue.server(env);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

@@ -8,7 +8,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, typ
 import { AppError } from '../errors/app-error.ts';
 import { problemBody } from '../http/problem.ts';
 import type { Registry } from '../resources/registry.ts';
-import type { McpTool, ToolArgs, ToolEnv } from './tool.ts';
+import { allowed, scopeWords, type McpTool, type ToolArgs, type ToolEnv } from './tool.ts';
 import { allTools } from './tools.ts';
 
 // ajv-formats is CommonJS with a `default` beside module.exports; under NodeNext the callable is the default import.
@@ -59,7 +59,7 @@ export class ToolCatalogue {
   /** The tools a set of scopes may see, as tools/list describes them. */
   visible(scopes: ReadonlySet<string>): Tool[] {
     return [...this.tools.values()]
-      .filter(({ tool }) => scopes.has(tool.scope))
+      .filter(({ tool }) => allowed(tool, scopes))
       .map(({ tool }) => ({
         name: tool.name,
         title: tool.title,
@@ -75,8 +75,8 @@ export class ToolCatalogue {
       const compiled = this.tools.get(name);
       if (!compiled) throw new AppError('not_found', `There is no tool named "${name}"; tools/list shows those this token may use.`);
       const { tool, input, output } = compiled;
-      if (!env.grant.scopes.has(tool.scope)) {
-        throw new AppError('insufficient_scope', `The tool ${name} needs the scope "${tool.scope}", which this token does not hold; ask the store's administrator for a credential with it.`);
+      if (!allowed(tool, env.grant.scopes)) {
+        throw new AppError('insufficient_scope', `The tool ${name} needs ${scopeWords(tool)}, which this token does not hold; ask the store's administrator for a credential with it.`);
       }
       const args = structuredClone((rawArgs ?? {}) as ToolArgs);
       if (!input(args)) {

@@ -1,5 +1,6 @@
 import type { Scope } from '../auth/scopes.ts';
 import type { TokenGrant } from '../auth/tokens.ts';
+import type { SnapshotSettings } from '../config.ts';
 import type { Store } from '../db/database.ts';
 import type { BucketStore, Policy } from '../ratelimit/bucket.ts';
 import type { Registry } from '../resources/registry.ts';
@@ -25,6 +26,7 @@ export interface ToolEnv {
   aiPolicy: Policy;
   ai: { timeoutMs: number; maxPromptChars: number };
   log: { error(details: object, message: string): void };
+  snapshots: SnapshotSettings;
 }
 
 export type ToolArgs = Record<string, unknown>;
@@ -41,8 +43,8 @@ export interface McpTool {
   title: string;
   /** Written for a model: what the tool is for, what its inputs mean, how to continue a page. */
   description: string;
-  /** The scope a token needs to see the tool in tools/list and to call it. */
-  scope: Scope;
+  /** The scope a token needs to see the tool in tools/list and to call it; a list: any one of them (the tool checks further). */
+  scope: Scope | readonly Scope[];
   inputSchema: JsonSchema & { type: 'object' };
   outputSchema: JsonSchema & { type: 'object' };
   /** True when the tool only reads (MCP's readOnlyHint). */
@@ -52,3 +54,11 @@ export interface McpTool {
 
 /** The snake_case of a collection or event name (`product-parameters` → `product_parameters`). */
 export const snake = (name: string): string => name.replace(/[-\s]+/g, '_').replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
+
+/** Whether a token with `scopes` may see and call `tool`. */
+export const allowed = (tool: McpTool, scopes: ReadonlySet<string>): boolean =>
+  typeof tool.scope === 'string' ? scopes.has(tool.scope) : tool.scope.some((s) => scopes.has(s));
+
+/** The scope(s) a tool needs, in words for an error. */
+export const scopeWords = (tool: McpTool): string =>
+  typeof tool.scope === 'string' ? `the scope "${tool.scope}"` : `one of the scopes ${tool.scope.map((s) => `"${s}"`).join(', ')}`;

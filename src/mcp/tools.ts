@@ -4,12 +4,13 @@ import { changesTool } from './changes-tool.ts';
 import { collectionTools } from './collection-tools.ts';
 import { generateTool } from './generate-tool.ts';
 import { ownedValuesTools } from './owned-values-tools.ts';
+import { snapshotTools } from './snapshot-tools.ts';
 import type { McpTool } from './tool.ts';
 
 /**
  * Every tool of the store: each declared collection's list_, get_ and search_ tools (so a new resource gets
  * them for free), the shapes a model needs beside them (the category tree, a product's parameter and filter
- * values), the changes feed and text generation. Which of them a caller sees depends on its token's scopes.
+ * values), the changes feed, text generation and snapshots. Which of them a caller sees depends on its token's scopes.
  */
 export function allTools(resources: Registry): McpTool[] {
   const tools = [
@@ -18,6 +19,7 @@ export function allTools(resources: Registry): McpTool[] {
     ...ownedValuesTools(resources),
     changesTool(resources),
     generateTool,
+    ...snapshotTools(resources),
   ];
   const names = new Set<string>();
   for (const t of tools) {
