@@ -7,6 +7,7 @@ import { ID_BOUNDS } from '../modules/common-fields.ts';
 import { filteredQuery, getItem, pageOf, plan, type ListRequest } from './engine.ts';
 import { listResponseContent, exportColumnsTable } from './formats/docs.ts';
 import { chooseFormat, FORMATS } from './formats/negotiate.ts';
+import { csvOptionsOf } from './formats/locale.ts';
 import { contentDisposition, exportAll, exportPage, type ExportOptions } from './formats/send.ts';
 import { parseBoolean } from './parse.ts';
 import { parseShape, requireIncludeScopes } from './shape.ts';
@@ -14,7 +15,7 @@ import type { ResourceDef } from './resource.ts';
 import { itemQuerySchema, itemSchemaId, listQuerySchema } from './schemas.ts';
 import '../http/types.ts';
 
-const CONTROL = new Set(['limit', 'cursor', 'sort', 'includeTotal', 'format', 'delimiter', 'bom', 'escapeFormulas', 'fields', 'include']);
+const CONTROL = new Set(['limit', 'cursor', 'sort', 'includeTotal', 'format', 'delimiter', 'bom', 'escapeFormulas', 'decimal', 'locale', 'fields', 'include']);
 
 function toListRequest(query: Record<string, unknown>): ListRequest {
   const filters: Record<string, string> = {};
@@ -79,11 +80,7 @@ function collectionRoutes(app: FastifyInstance, ctx: AppContext, def: ResourceDe
       }
       const options: ExportOptions = {
         format,
-        csv: {
-          delimiter: (query.delimiter as string | undefined) ?? ',',
-          bom: query.bom !== undefined && parseBoolean('bom', String(query.bom)),
-          escapeFormulas: query.escapeFormulas === undefined || parseBoolean('escapeFormulas', String(query.escapeFormulas)),
-        },
+        csv: csvOptionsOf(query),
         log: request.log,
         limits: ctx.config.exports,
         owner: String(request.grant?.credentialId ?? request.ip),

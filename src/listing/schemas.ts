@@ -1,5 +1,6 @@
 import { DEFAULT_LIMIT, MAX_LIMIT, sortsOf } from './engine.ts';
 import { CSV_DELIMITERS } from './formats/csv.ts';
+import { CSV_DECIMALS, CSV_LOCALE_NAMES } from './formats/locale.ts';
 import { FORMAT_NAMES } from './formats/negotiate.ts';
 import { moneySchema } from '../money.ts';
 import { ID_BOUNDS } from '../resources/bounds.ts';
@@ -100,6 +101,20 @@ export const formatParameters: Record<string, JsonSchema> = {
   format: { type: 'string', enum: [...FORMAT_NAMES], description: 'Output format; wins over `Accept`. Without `limit` or `cursor`, NDJSON, CSV and XLSX carry every matching row.' },
   delimiter: { type: 'string', enum: [...CSV_DELIMITERS], description: 'CSV field delimiter (default `,`); `;` for spreadsheets of locales that expect it. Ignored by JSON and XLSX.' },
   bom: { type: 'string', enum: ['true', 'false'], description: 'CSV only: start with a UTF-8 byte order mark (default false).' },
+  locale: {
+    type: 'string',
+    enum: [...CSV_LOCALE_NAMES],
+    description:
+      'CSV only: a CSV for the spreadsheet of this locale. Sets the delimiter (`;` where the decimal mark is a comma), the decimal mark of ' +
+      'number and money cells, and the BOM; writes date-times as `2026-01-31 12:00:00,000` (UTC; the decimal mark before the milliseconds), which spreadsheets read as dates, and ' +
+      'number-like text (article numbers such as `00123`, EANs) as `="00123"`, which they show as text. `delimiter`, `bom` and `decimal` given ' +
+      'beside it win. For `cs-CZ`: `;`, `1299,50`, BOM.',
+  },
+  decimal: {
+    type: 'string',
+    enum: [...CSV_DECIMALS],
+    description: 'CSV only: the decimal mark of number and money cells (default `.`, or the locale\'s); integers have none. `,` needs a delimiter other than `,`.',
+  },
   escapeFormulas: {
     type: 'string',
     enum: ['true', 'false'],

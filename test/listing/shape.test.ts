@@ -140,7 +140,7 @@ for (const dialect of await dialects()) {
     it('include embeds objects and arrays in JSON and NDJSON, prefixed columns and JSON cells in CSV and XLSX', async () => {
       const brands = new Map<unknown, Item>(((await get('/api/v2/brands?limit=1000')).json().data as Item[]).map((b) => [b.id, b]));
       const params = (await get('/api/v2/product-parameters?limit=1000')).json().data as Item[];
-      const want = fullProducts.map((p) => ({
+      const want: Item[] = fullProducts.map((p) => ({
         ...pick(p, ['name']),
         brand: p.brandId === null ? null : pick(brands.get(p.brandId)!, ['name']),
         parameters: params.filter((v) => v.productId === p.id),

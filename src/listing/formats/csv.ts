@@ -9,6 +9,13 @@ export interface CsvOptions {
   bom: boolean;
   /** Text that a spreadsheet would run as a formula gets a leading `'` (see `neutralise`); on unless asked off. */
   escapeFormulas: boolean;
+  /** The decimal mark of number and money cells (`.` by default; `,` for Czech and German spreadsheets). Integers have none. */
+  decimal?: '.' | ',';
+  /**
+   * Cells for a spreadsheet rather than a program (`locale=`): date-times as `yyyy-mm-dd hh:mm:ss,sss` (UTC, the decimal mark before the milliseconds),
+   * which spreadsheets of every locale read as dates, and number-like text kept as text (see `asText`).
+   */
+  spreadsheet?: boolean;
 }
 
 /** The API's CSV: RFC 4180 with `,`, no byte order mark, formula-like text neutralised. */
@@ -30,6 +37,26 @@ const PLAIN_NUMBER = /^[+-]?[0-9][0-9.,]*$/;
  */
 export const neutralise = (s: string): string => (FORMULA_START.test(s) && !PLAIN_NUMBER.test(s) ? `'${s}` : s);
 
+/** Text a spreadsheet would turn into a number or a date (`00123`, an EAN, `1.5`, `12/3`, `2026-01-02`), losing leading zeros or digits. */
+const NUMBER_LIKE = /^[+-]?[0-9][0-9.,:/ -]*$/;
+
+/**
+ * Number-like text as a text cell for spreadsheets: `="00123"`, which Excel and LibreOffice show as the text
+ * 00123. It is a formula only in form: the value is digits and separators (NUMBER_LIKE), so nothing of the
+ * data can run; formula-like text is still neutralised by `neutralise`, which this never meets.
+ */
+const asText = (s: string): string => `="${s}"`;
+
+/**
+ * `2026-04-20T20:22:47.588Z` as `2026-04-20 20:22:47,588` (the fraction with the decimal mark): LibreOffice
+ * Calc 7.4 in cs-CZ reads that as a date-time, but keeps the ISO form with `T…Z`, or a fraction with `.`, as
+ * text. UTC, like the XLSX dates.
+ */
+function spreadsheetDate(iso: string, decimal: string): string {
+  const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})(?:\.(\d+))?Z$/.exec(iso);
+  return m ? `${m[1]} ${m[2]}${m[3] ? decimal + m[3] : ''}` : iso;
+}
+
 /*
  * RFC 4180 fields written by hand rather than through csv-stringify: `npm run bench:exports` encodes the rows of
  * 100 000 products in memory both ways, and csv-stringify fed row objects needs 2.0-2.8 s on this machine (more
@@ -37,18 +64,24 @@ export const neutralise = (s: string): string => (FORMULA_START.test(s) && !PLAI
  * 0.2 s. The rules are few: a field that holds the delimiter, a quote, CR or LF is quoted, with quotes doubled;
  * records end in CRLF. Numbers, money and dates can hold none of those characters, so only text is checked.
  */
-function encoder(type: CellType, delimiter: string, escapeFormulas: boolean): Encode {
+function encoder(type: CellType, options: CsvOptions): Encode {
+  const { delimiter, escapeFormulas } = options;
+  const comma = options.decimal === ',';
   const special = new RegExp(`[${delimiter === '\t' ? '\\t' : `\\${delimiter}`}"\\r\\n]`);
   const quoted = (s: string): string => (special.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
-  const text = escapeFormulas ? (s: string): string => quoted(neutralise(s)) : quoted;
+  const plain = escapeFormulas ? (s: string): string => quoted(neutralise(s)) : quoted;
+  const text = options.spreadsheet ? (s: string): string => (NUMBER_LIKE.test(s) ? quoted(asText(s)) : plain(s)) : plain;
+  // As JSON shows it: drivers may hand numbers over as text (PostgreSQL numeric), JSON prints the number.
+  const number = (v: unknown): string => (typeof v === 'number' ? String(v) : String(Number(v)));
   switch (type) {
     case 'integer':
+      return (v) => (v === null || v === undefined ? '' : number(v));
     case 'number':
-      // As JSON shows it: drivers may hand numbers over as text (PostgreSQL numeric), JSON prints the number.
-      return (v) => (v === null || v === undefined ? '' : typeof v === 'number' ? String(v) : String(Number(v)));
+      return comma ? (v) => (v === null || v === undefined ? '' : number(v).replace('.', ',')) : (v) => (v === null || v === undefined ? '' : number(v));
     case 'money':
+      return comma ? (v) => (v === null || v === undefined ? '' : String(v).replace('.', ',')) : (v) => (v === null || v === undefined ? '' : String(v));
     case 'datetime':
-      return (v) => (v === null || v === undefined ? '' : String(v));
+      return options.spreadsheet ? (v) => (v === null || v === undefined ? '' : spreadsheetDate(String(v), options.decimal ?? '.')) : (v) => (v === null || v === undefined ? '' : String(v));
     case 'json':
       return (v) => (v === null || v === undefined ? '' : text(JSON.stringify(v)));
     default:
@@ -64,8 +97,8 @@ export class CsvEncoder {
 
   constructor(columns: ExportColumn[], options: CsvOptions) {
     this.delimiter = options.delimiter;
-    this.encoders = columns.map((c) => encoder(c.type, options.delimiter, options.escapeFormulas));
-    const names = encoder('string', options.delimiter, false);
+    this.encoders = columns.map((c) => encoder(c.type, options));
+    const names = encoder('string', { ...options, escapeFormulas: false, spreadsheet: false });
     this.header = (options.bom ? '\uFEFF' : '') + columns.map((c) => names(c.name)).join(this.delimiter) + '\r\n';
   }
 
