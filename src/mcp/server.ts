@@ -30,10 +30,14 @@ interface Compiled {
   output: ValidateFunction;
 }
 
-const reasonOf = (e: { instancePath: string; message?: string; params: Record<string, unknown> }): { name: string; reason: string } => {
-  const name = e.params.additionalProperty !== undefined ? String(e.params.additionalProperty) : e.params.missingProperty !== undefined ? String(e.params.missingProperty) : e.instancePath.replace(/^\//, '').replace(/\//g, '.') || 'arguments';
-  return { name, reason: e.params.additionalProperty !== undefined ? 'is not an argument of this tool' : (e.message ?? 'is invalid') };
-};
+/** An Ajv error as the API names a bad parameter: the argument (its top-level name) and what is wrong, allowed values listed. */
+function reasonOf(e: { instancePath: string; message?: string; params: Record<string, unknown> }): { name: string; reason: string } {
+  if (e.params.additionalProperty !== undefined) return { name: String(e.params.additionalProperty), reason: 'is not an argument of this tool' };
+  if (e.params.missingProperty !== undefined) return { name: String(e.params.missingProperty), reason: 'is required' };
+  const [name = 'arguments', ...inner] = e.instancePath.split('/').slice(1);
+  const allowed = Array.isArray(e.params.allowedValues) ? `: ${e.params.allowedValues.map(String).join(', ')}` : '';
+  return { name, reason: `${inner.length ? `(at ${inner.join('.')}) ` : ''}${e.message ?? 'is invalid'}${allowed}` };
+}
 
 /**
  * The store's tools, compiled once per app; `server(env)` makes the MCP server of one HTTP request, which lists

@@ -63,7 +63,7 @@ for (const dialect of await dialects()) {
       const list = tools.find((x) => x.name === 'list_products')!;
       const props = list.inputSchema.properties as Record<string, { description?: string; maximum?: number }>;
       // The listing's filters with their declared descriptions, and paging.
-      for (const name of ['q', 'name', 'articleNumber', 'status', 'brandId', 'categoryId', 'includeSubcategories', 'updatedSince', 'ids', 'sort', 'limit', 'cursor']) assert.ok(props[name], name);
+      for (const name of ['q', 'name', 'articleNumber', 'status', 'brandId', 'categoryId', 'includeSubcategories', 'updatedSince', 'ids', 'sort', 'limit', 'cursor', 'fields', 'include']) assert.ok(props[name], name);
       assert.match(props.q.description ?? '', /substring of the name or the article number/);
       assert.equal(props.limit.maximum, 100);
       assert.match(list.description ?? '', /nextCursor/);

@@ -24,6 +24,7 @@ for (const dialect of await dialects()) {
     let t: TestApp;
     let client: Client;
     let token: string;
+    let base: string;
     const rest = async (url: string) => {
       const res = await t.get(url, token);
       assert.equal(res.statusCode, 200, `${url}: ${res.body}`);
@@ -33,7 +34,8 @@ for (const dialect of await dialects()) {
     before(async () => {
       t = await createTestApp(dialect, { seed: { products: 40, orders: 6, seed: 3 }, env: { AI_RATE_LIMIT_RPS: '1000', AI_RATE_LIMIT_BURST: '1000' } });
       token = (await t.credential([...ALL_SCOPES])).token;
-      client = await connect(await listen(t), token);
+      base = await listen(t);
+      client = await connect(base, token);
     });
     after(async () => {
       await client.close();
@@ -62,6 +64,29 @@ for (const dialect of await dialects()) {
       assert.deepEqual(filtered, await rest(`/api/v2/products?brandId=${brandId}&status=active,draft&sort=-updatedAt&limit=10`));
       const orders = await callOk(client, 'list_orders', { status: 'shipped,delivered,paid', limit: 5 });
       assert.deepEqual(orders, await rest('/api/v2/orders?status=shipped,delivered,paid&limit=5'));
+    });
+
+    it('fields and include shape items as on the REST API, and each include needs its own scope', async () => {
+      const shaped = (await callOk(client, 'list_products', { fields: ['name', 'price', 'brand.name'], include: ['brand', 'parameters'], limit: 4 })) as unknown as Page;
+      assert.deepEqual(shaped, await rest('/api/v2/products?fields=name,price,brand.name&include=brand,parameters&limit=4'));
+      assert.deepEqual(Object.keys(shaped.data[0]).sort(), ['brand', 'id', 'name', 'parameters', 'price']);
+      // The cursor keeps the shape.
+      const next = (await callOk(client, 'list_products', { cursor: shaped.pagination.nextCursor, limit: 4 })) as unknown as Page;
+      assert.deepEqual(Object.keys(next.data[0]).sort(), ['brand', 'id', 'name', 'parameters', 'price']);
+      const order = ((await rest('/api/v2/orders?limit=1')) as Page).data[0].id as number;
+      assert.deepEqual(await callOk(client, 'get_order', { id: order, include: ['products'], fields: ['number', 'items'] }), await rest(`/api/v2/orders/${order}?include=products&fields=number,items`));
+      assert.deepEqual(await callOk(client, 'get_product', { id: 2, include: ['category'] }), await rest('/api/v2/products/2?include=category'));
+
+      const bad = await callError(client, 'list_products', { fields: ['nope'] });
+      assert.equal(bad.code, 'invalid_parameter');
+      assert.ok(bad.errors?.some((e) => e.name === 'fields' && e.reason.includes('articleNumber')), JSON.stringify(bad));
+      const narrow = await connect(base, (await t.credential(['products:read'])).token);
+      for (const [name, args] of [['list_products', { include: ['brand'] }], ['get_product', { id: 1, include: ['brand'] }]] as const) {
+        const refused = await callError(narrow, name, args);
+        assert.equal(refused.code, 'insufficient_scope', name);
+        assert.match(refused.detail, /brands:read/);
+      }
+      await narrow.close();
     });
 
     it('search_products is the q filter', async () => {
