@@ -21,7 +21,9 @@ export function addProtocolGuards(app: FastifyInstance, publicUrl: string): void
     writeProblem(socket as Socket, problemBody(publicUrl, requestId, 'method_not_allowed', 'CONNECT is not supported: this is not a proxy.'), 'linger');
   });
   app.server.on('checkExpectation', (request, response) => app.server.emit('request', request, response));
-  app.addHook('onRequest', async (request) => {
-    if (request.raw.httpVersion === '1.1' && !request.headers.host) throw new AppError('malformed_request', 'An HTTP/1.1 request must carry a Host header.');
+  // A callback hook: it runs on every request, and an async one would cost a promise each time.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.raw.httpVersion === '1.1' && !request.headers.host) return done(new AppError('malformed_request', 'An HTTP/1.1 request must carry a Host header.'));
+    done();
   });
 }

@@ -53,6 +53,18 @@ function integerParams(part: IntegerParam['part'], schema: unknown): IntegerPara
     }));
 }
 
+const hasNul = (v: unknown): boolean => typeof v === 'string' && v.includes('\u0000');
+
+/** The name of the first path or query parameter whose value (or one of whose repeated values) holds a NUL character. */
+function nulParameter(values: unknown): string | undefined {
+  if (values === null || typeof values !== 'object') return undefined;
+  for (const name in values) {
+    const value = (values as Record<string, unknown>)[name];
+    if (Array.isArray(value) ? value.some(hasNul) : hasNul(value)) return name;
+  }
+  return undefined;
+}
+
 /** The first string in a parsed body that holds a NUL character, as a dotted path ('' for the body itself). */
 function nulPath(value: unknown, path: string, depth = 0): string | undefined {
   if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
@@ -73,29 +85,29 @@ function nulPath(value: unknown, path: string, depth = 0): string | undefined {
  *   value or a body string is refused up front as bad input (SQLite would store it, but the API must not differ).
  */
 export function addInputGuards(app: FastifyInstance): void {
-  app.addHook('preValidation', async (request) => {
+  // Callback hooks, without copying the parameters: they run on every request.
+  app.addHook('preValidation', (request, _reply, done) => {
     // Path segments too: `/deliveries/%00` decodes to a NUL that would reach a text column.
-    for (const [name, value] of [...Object.entries((request.params ?? {}) as Record<string, unknown>), ...Object.entries((request.query ?? {}) as Record<string, unknown>)]) {
-      if ((Array.isArray(value) ? value : [value]).some((v) => typeof v === 'string' && v.includes('\u0000'))) {
-        throw invalidParameter(name, 'must not contain a NUL character');
-      }
-    }
+    const name = nulParameter(request.params) ?? nulParameter(request.query);
+    if (name !== undefined) return done(invalidParameter(name, 'must not contain a NUL character'));
     const path = nulPath(request.body, '');
     if (path !== undefined) {
-      const name = path || '(body)';
-      throw new AppError('invalid_body', `Field "${name}" must not contain a NUL character.`, { errors: [{ name, reason: 'must not contain a NUL character' }] });
+      const field = path || '(body)';
+      return done(new AppError('invalid_body', `Field "${field}" must not contain a NUL character.`, { errors: [{ name: field, reason: 'must not contain a NUL character' }] }));
     }
+    done();
   });
 
   app.addHook('onRoute', (route: RouteOptions) => {
     const schema = route.schema as FastifySchema | undefined;
     const checks = [...integerParams('query', schema?.querystring), ...integerParams('params', schema?.params)];
     if (checks.length === 0) return;
-    const hook = async (request: { query: unknown; params: unknown }) => {
+    const hook = (request: { query: unknown; params: unknown }, _reply: unknown, done: (err?: Error) => void) => {
       for (const c of checks) {
         const raw = (request[c.part] as Record<string, unknown> | undefined)?.[c.name];
-        if (typeof raw === 'string' && !(INTEGER.test(raw) && Number.isSafeInteger(Number(raw)))) throw invalidParameter(c.name, c.reason);
+        if (typeof raw === 'string' && !(INTEGER.test(raw) && Number.isSafeInteger(Number(raw)))) return done(invalidParameter(c.name, c.reason));
       }
+      done();
     };
     const existing = route.preValidation;
     route.preValidation = existing === undefined ? [hook] : [hook, ...(Array.isArray(existing) ? existing : [existing])];
