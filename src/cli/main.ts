@@ -7,6 +7,7 @@ import { registerMigrate } from './migrate.ts';
 import { CliError } from './output.ts';
 import { registerSeed } from './seed.ts';
 import { registerServe } from './serve.ts';
+import { registerSnapshots } from './snapshots.ts';
 import { extraCommands } from './extra-commands.ts';
 
 const program = new Command('store-api')
@@ -21,6 +22,7 @@ registerMigrate(program);
 registerSeed(program);
 registerImport(program);
 registerCredentials(program);
+registerSnapshots(program);
 for (const register of extraCommands) register(program);
 
 try {

@@ -42,7 +42,7 @@ export async function produceSnapshot(store: Store, def: ResourceDef, job: Snaps
     const [[head]] = await conn.arrays(conn.db.selectFrom('events').select((eb) => eb.fn.max('seq').as('seq')).compile());
     const seq = Number(head ?? 0);
     let rows = 0;
-    let waiting: void | Promise<void>;
+    let waiting: void | Promise<void> = undefined;
     const stream = await streamExport(conn, def, listPlan, undefined, {
       format: job.format,
       onBatch: (items) => {

@@ -1,5 +1,5 @@
 import { backoffDelay, DEFAULT_BACKOFF, sleep, type Backoff } from './backoff.ts';
-import { BodyTooLarge, HttpTransport, type HttpAnswer } from './http.ts';
+import { BodyTooLarge, HttpTransport, type HttpAnswer, type HttpStream } from './http.ts';
 
 /** What the follower logs through: pino (the server's logger, or the CLI's) fits it. */
 export interface SyncLog {
@@ -189,7 +189,16 @@ export class MainStoreClient {
   }
 
   /** GET a JSON document of the main store's API, retried as described on the class. */
-  async get<T>(path: string, query: Record<string, string | number | undefined> = {}, timeoutMs = this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS): Promise<T> {
+  get<T>(path: string, query: Record<string, string | number | undefined> = {}, timeoutMs = this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS): Promise<T> {
+    return this.call<T>('GET', path, query, undefined, timeoutMs);
+  }
+
+  /** POST a JSON body; the answer (200, 201 or 202) as JSON. Retried like a GET: what the follower posts (a snapshot request) may be repeated. */
+  post<T>(path: string, body: unknown): Promise<T> {
+    return this.call<T>('POST', path, {}, JSON.stringify(body), this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  }
+
+  private async call<T>(method: 'GET' | 'POST', path: string, query: Record<string, string | number | undefined>, body: string | undefined, timeoutMs: number): Promise<T> {
     const url = new URL(`${this.baseUrl}${path}`);
     for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
     const maxAttempts = this.options.maxAttempts ?? 6;
@@ -200,12 +209,13 @@ export class MainStoreClient {
       let failure: SyncError;
       try {
         const token = await this.currentToken();
-        const res = await this.http.request(url, { method: 'GET', headers: { authorization: `Bearer ${token.value}`, accept: 'application/json' }, signal: this.signalFor(timeoutMs) });
-        if (res.status === 200) {
+        const headers: Record<string, string> = { authorization: `Bearer ${token.value}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) };
+        const res = await this.http.request(url, { method, headers, body, signal: this.signalFor(timeoutMs) });
+        if (res.status >= 200 && res.status < 300) {
           try {
             return JSON.parse(res.text) as T;
           } catch {
-            throw new SyncError(`GET ${url.pathname}: the answer is not JSON`, 'transient', res.status);
+            throw new SyncError(`${method} ${url.pathname}: the answer is not JSON`, 'transient', res.status);
           }
         }
         if (res.status === 401 && !renewed) {
@@ -214,9 +224,9 @@ export class MainStoreClient {
           renewed = true;
           continue;
         }
-        failure = classify(res.status, problemText(res), retryAfterMs(res.header('retry-after') ?? null), `GET ${url.pathname}`);
+        failure = classify(res.status, problemText(res), retryAfterMs(res.header('retry-after') ?? null), `${method} ${url.pathname}`);
       } catch (error) {
-        failure = this.networkError(error, `GET ${url.pathname}`);
+        failure = this.networkError(error, `${method} ${url.pathname}`);
       }
       if (failure.kind !== 'transient') throw failure;
       // A 429 is the main store pacing us, not a failure: it does not use up the tries.
@@ -225,6 +235,29 @@ export class MainStoreClient {
       const delay = failure.retryAfterMs !== undefined ? failure.retryAfterMs + Math.random() * 250 : backoffDelay(Math.max(attempt, 1), this.options.backoff ?? DEFAULT_BACKOFF);
       this.options.onRetry?.(failure, attempt, Math.round(delay));
       await sleep(delay, this.stopSignal);
+    }
+  }
+
+  /**
+   * The file of a snapshot from byte `from` (a resumed download asks `Range`, guarded by `If-Range` with the
+   * file's ETag so that a different file is never spliced in): one try, the caller retries. 200 or 206 with
+   * the body unread; anything else is a SyncError classified like the other answers.
+   */
+  async snapshotFile(id: number, from: number, etag: string | undefined, idleMs = this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS): Promise<HttpStream> {
+    const url = new URL(`${this.baseUrl}/api/v2/snapshots/${id}/file`);
+    const what = `GET ${url.pathname}`;
+    try {
+      const token = await this.currentToken();
+      const headers: Record<string, string> = { authorization: `Bearer ${token.value}`, ...(from > 0 ? { range: `bytes=${from}-`, ...(etag ? { 'if-range': etag } : {}) } : {}) };
+      const res = await this.http.stream(url, { method: 'GET', headers, signal: this.stopSignal ?? new AbortController().signal, idleMs });
+      if (res.status === 200 || res.status === 206) return res;
+      const chunks: Buffer[] = [];
+      for await (const chunk of res.body) if (chunks.push(chunk as Buffer) > 64) break;
+      res.body.destroy();
+      if (res.status === 401) this.token = undefined;
+      throw classify(res.status, problemText({ status: res.status, header: res.header, text: Buffer.concat(chunks).toString('utf8') }), retryAfterMs(res.header('retry-after') ?? null), what);
+    } catch (error) {
+      throw this.networkError(error, what);
     }
   }
 

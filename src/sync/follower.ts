@@ -46,7 +46,7 @@ export interface SyncOptions {
 
 export interface SyncOutcome {
   source: string;
-  snapshot: { items: number; changes: number; ms: number } | null;
+  snapshot: { items: number; changes: number; ms: number; via: 'snapshots' | 'paging' } | null;
   events: number;
   changes: number;
   cursor: number;
@@ -152,9 +152,9 @@ export async function runSync(o: SyncOptions): Promise<SyncOutcome> {
           // Never followed anything: the snapshot would replace a catalogue of this store's own.
           if (!state) await checkFirstSync(store.db, mirrors, client.baseUrl, o.force ?? false);
           if (state && state.sourceUrl !== client.baseUrl) log.warn({ previous: state.sourceUrl, source: client.baseUrl }, 'sync: the main store changed; taking a fresh snapshot');
-          const s = await takeSnapshot(store, client, mirrors, log, o.bus);
+          const s = await takeSnapshot(store, client, mirrors, log, o.bus, o.signal);
           connected = true;
-          outcome.snapshot = { items: s.items, changes: s.changes, ms: s.ms };
+          outcome.snapshot = { items: s.items, changes: s.changes, ms: s.ms, via: s.via };
           outcome.changes += s.changes;
           state = (await readState(store.db))!;
         }

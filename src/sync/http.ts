@@ -1,4 +1,4 @@
-import http from 'node:http';
+import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 
 export interface HttpAnswer {
@@ -17,11 +17,20 @@ export class BodyTooLarge extends Error {
 /** What the follower reads of one answer at most, by default: a page of 1000 items is a few MB. */
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
 
+/** An answer whose body is still to be read (a snapshot's file): the caller reads or destroys it. */
+export interface HttpStream {
+  status: number;
+  header(name: string): string | undefined;
+  body: IncomingMessage;
+}
+
 export interface HttpRequest {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   headers: Record<string, string>;
   body?: string;
   signal: AbortSignal;
+  /** stream(): the connection is torn down when nothing arrives for this long (a main store gone mid-download). */
+  idleMs?: number;
 }
 
 /**
@@ -75,6 +84,35 @@ export class HttpTransport {
           };
           resolve({ status: res.statusCode ?? 0, header, text: Buffer.concat(chunks).toString('utf8') });
         });
+      });
+      req.end(r.body);
+    });
+  }
+
+  /**
+   * The answer with its body unread, for a body too large to hold (a snapshot's file). The signal still
+   * tears the connection down while the body is being read.
+   */
+  stream(url: URL, r: HttpRequest): Promise<HttpStream> {
+    const secure = url.protocol === 'https:';
+    const send = secure ? https.request : http.request;
+    return new Promise((resolve, reject) => {
+      if (r.signal.aborted) return reject(r.signal.reason as Error);
+      const req = send(url, { method: r.method, headers: r.headers, agent: secure ? this.agents.https : this.agents.http });
+      const abort = () => req.destroy(r.signal.reason as Error);
+      r.signal.addEventListener('abort', abort, { once: true });
+      req.on('error', (error) => {
+        r.signal.removeEventListener('abort', abort);
+        reject(error);
+      });
+      req.on('close', () => r.signal.removeEventListener('abort', abort));
+      if (r.idleMs) req.setTimeout(r.idleMs, () => req.destroy(Object.assign(new Error(`nothing arrived for ${r.idleMs} ms`), { name: 'TimeoutError' })));
+      req.on('response', (res) => {
+        const header = (name: string) => {
+          const v = res.headers[name.toLowerCase()];
+          return Array.isArray(v) ? v.join(', ') : v;
+        };
+        resolve({ status: res.statusCode ?? 0, header, body: res });
       });
       req.end(r.body);
     });

@@ -1,12 +1,12 @@
 import type { Store } from '../db/database.ts';
 import { nowIso } from '../db/database.ts';
 import type { EventBus } from '../events/bus.ts';
-import { addDelete, addUpsert, applyChangeSet, emptyChangeSet, positiveId } from './apply.ts';
 import type { ListingPage, MainStoreClient, SyncLog } from './client.ts';
 import type { Mirror, Mirrors } from './mirrors.ts';
-import { idsInRange, relaxedCommit } from './rows.ts';
+import { applyRange } from './apply-range.ts';
 import { beginSnapshot, finishSnapshot } from './state.ts';
 import { checkListingPage } from './validate.ts';
+import { bootstrapFromSnapshots, forgetProgress } from './bulk.ts';
 
 export const SNAPSHOT_PAGE = 1000;
 
@@ -16,13 +16,11 @@ export interface SnapshotResult {
   changes: number;
   deferred: number;
   ms: number;
+  /** How the copy was made: the main store's snapshots, or paging through its listings (an older main store). */
+  via: 'snapshots' | 'paging';
 }
 
-/**
- * Copies one collection page by page (keyset by id), each page in a local transaction. Local rows whose
- * ids fall in a page's range but are not in it no longer exist on the main store and are deleted, so a
- * follower with stale or extra rows ends equal, without holding every id in memory.
- */
+/** Copies one collection page by page through the listing (keyset by id), each page in a local transaction (see applyRange). */
 async function copyCollection(store: Store, client: MainStoreClient, mirrors: Mirrors, m: Mirror, bus?: EventBus): Promise<{ items: number; changes: number; deferred: number }> {
   const collection = m.def.collection;
   let after = 0;
@@ -39,37 +37,35 @@ async function copyCollection(store: Store, client: MainStoreClient, mirrors: Mi
       next = client.list(collection, cursor, SNAPSHOT_PAGE);
       next.catch(() => undefined);
     }
-    const ids = page.data.map((item) => positiveId(item.id, `a ${collection} item`));
-    const last = ids.length ? Math.max(...ids) : after;
-    const recorded = { events: 0 };
-    const result = await store.db.transaction().execute(async (trx) => {
-      await relaxedCommit(trx, store.dialect);
-      const set = emptyChangeSet();
-      for (const item of page.data) addUpsert(set, collection, item);
-      const seen = new Set(ids);
-      for (const id of await idsInRange(trx, m.table, after, cursor ? last : undefined)) if (!seen.has(id)) addDelete(set, collection, id);
-      return applyChangeSet({ trx, dialect: store.dialect, now: nowIso(), recorded }, set, mirrors);
-    });
-    // Woken after the commit, by the write path (this store's own webhook dispatcher and long-polling readers).
-    if (recorded.events > 0) bus?.appended();
-    items += ids.length;
-    changes += result.changed;
+    const result = await applyRange(store, mirrors, m, page.data, after, !cursor, bus);
+    items += page.data.length;
+    changes += result.changes;
     deferred += result.deferred;
-    after = last;
+    after = result.through;
     if (!cursor) return { items, changes, deferred };
   }
 }
 
 /**
- * Bootstraps from the main store: reads its head first, copies every followed collection through the
- * listings, then the follower goes on from that head. Changes made while the copy runs are in the feed
- * after the head, so they are applied afterwards; applying a state twice is harmless.
+ * Bootstraps from the main store: through its snapshots when it has them (bulk.ts: a consistent NDJSON file
+ * per collection, then the feed from the smallest of their `seq`s), otherwise by reading its head and paging
+ * every followed collection through the listings, then the feed from that head. Changes made while the copy
+ * runs are in the feed after that position, so they are applied afterwards; applying a state twice is harmless.
  */
-export async function takeSnapshot(store: Store, client: MainStoreClient, mirrors: Mirrors, log: SyncLog, bus?: EventBus): Promise<SnapshotResult> {
+export async function takeSnapshot(store: Store, client: MainStoreClient, mirrors: Mirrors, log: SyncLog, bus?: EventBus, signal?: AbortSignal): Promise<SnapshotResult> {
   const started = Date.now();
   const head = await client.head();
   await beginSnapshot(store.db, client.baseUrl, head, nowIso());
   log.info({ source: client.baseUrl, head }, 'sync: snapshot started');
+  const bulk = await bootstrapFromSnapshots(store, client, mirrors, log, signal, bus);
+  if (bulk) {
+    await finishSnapshot(store.db, bulk.seq, bulk.changes, nowIso());
+    await forgetProgress(store);
+    const ms = Date.now() - started;
+    log.info({ seq: bulk.seq, items: bulk.items, changes: bulk.changes, deferred: bulk.deferred, ms }, 'sync: snapshots applied; following the feed from the smallest of their seqs');
+    return { head: bulk.seq, items: bulk.items, changes: bulk.changes, deferred: bulk.deferred, ms, via: 'snapshots' };
+  }
+  log.info({ source: client.baseUrl }, 'sync: the main store has no snapshots (an older version); paging through the listings');
   let items = 0;
   let changes = 0;
   let deferred = 0;
@@ -84,5 +80,5 @@ export async function takeSnapshot(store: Store, client: MainStoreClient, mirror
   await finishSnapshot(store.db, head, changes, nowIso());
   const ms = Date.now() - started;
   log.info({ head, items, changes, deferred, ms }, 'sync: snapshot done; following the feed from its head');
-  return { head, items, changes, deferred, ms };
+  return { head, items, changes, deferred, ms, via: 'paging' };
 }

@@ -1,0 +1,228 @@
+import { createGunzip } from 'node:zlib';
+import type { Store } from '../db/database.ts';
+import { getSetting, setSetting } from '../db/settings.ts';
+import type { EventBus } from '../events/bus.ts';
+import { backoffDelay, DEFAULT_BACKOFF, sleep } from './backoff.ts';
+import { SyncError, type MainStoreClient, type SyncLog } from './client.ts';
+import type { Mirror, Mirrors } from './mirrors.ts';
+import { applyRange } from './apply-range.ts';
+import { checkListingPage } from './validate.ts';
+
+/** Items per local transaction while a snapshot's file is applied. */
+export const BULK_BATCH = 1000;
+/** The longest line of a snapshot file read: a product with long texts is a few kB; a line beyond this is refused, not held. */
+const MAX_LINE_BYTES = 8 * 1024 * 1024;
+/** Tries of one file's download (each resuming where the last stopped) before the whole step is retried by the follower. */
+const DOWNLOAD_TRIES = 8;
+/** The follower's progress through a bootstrap by snapshots, kept in `settings`, so that a restart goes on from it. */
+const PROGRESS_KEY = 'sync_snapshot_jobs';
+
+interface Job {
+  id: number;
+  status: string;
+  seq: number | null;
+  sha256: string | null;
+  error: string | null;
+}
+
+/** Per collection: the main store's job, and once its file is applied, the `seq` it holds. */
+interface Progress {
+  source: string;
+  jobs: Record<string, { id: number; applied?: number }>;
+}
+
+export interface BulkResult {
+  /** The smallest `seq` of the snapshots: the feed is followed from it. */
+  seq: number;
+  items: number;
+  changes: number;
+  deferred: number;
+}
+
+async function readProgress(store: Store, source: string): Promise<Progress> {
+  const raw = await getSetting(store.db, PROGRESS_KEY);
+  const saved = raw ? (JSON.parse(raw) as Progress) : undefined;
+  return saved?.source === source ? saved : { source, jobs: {} };
+}
+
+const saveProgress = (store: Store, p: Progress) => setSetting(store.db, PROGRESS_KEY, JSON.stringify(p));
+
+/** Forgets the progress: the next bootstrap asks for fresh snapshots (after it finished, or when the follower starts over). */
+export const forgetProgress = (store: Store) => store.db.deleteFrom('settings').where('key', '=', PROGRESS_KEY).execute();
+
+/** Asks for an NDJSON snapshot of a collection; undefined when the main store has no snapshots (404: an older version). */
+async function requestSnapshot(client: MainStoreClient, collection: string): Promise<Job | undefined> {
+  try {
+    return await client.post<Job>('/api/v2/snapshots', { collection, format: 'ndjson' });
+  } catch (error) {
+    if (error instanceof SyncError && error.status === 404) return undefined;
+    throw error;
+  }
+}
+
+/** Waits for a job to finish; a failed, expired or vanished job is undefined (the caller asks again). */
+async function completed(client: MainStoreClient, id: number, signal: AbortSignal | undefined): Promise<Job | undefined> {
+  for (let wait = 100; ; wait = Math.min(wait * 2, 1000)) {
+    let job: Job;
+    try {
+      job = await client.get<Job>(`/api/v2/snapshots/${id}`);
+    } catch (error) {
+      if (error instanceof SyncError && error.status === 404) return undefined;
+      throw error;
+    }
+    if (job.status === 'completed') return job;
+    if (job.status === 'failed' || job.status === 'expired') return undefined;
+    await sleep(wait, signal);
+  }
+}
+
+/**
+ * NDJSON lines out of a gzipped download that may break off: each try asks for the bytes after those already
+ * received (`Range`, with `If-Range` so that only the same file is continued) and feeds them to the one
+ * gunzip, so a lost main store costs a reconnect, not the download. Yields the items of each line.
+ */
+async function* itemsOf(client: MainStoreClient, job: Job, log: SyncLog, signal: AbortSignal | undefined): AsyncGenerator<Record<string, unknown>> {
+  const gunzip = createGunzip();
+  const etag = job.sha256 ? `"${job.sha256}"` : undefined;
+  let received = 0;
+  /** The file's size, from the first answer: all of it received is the end, however the connection closed. */
+  let size: number | undefined;
+  let tries = 0;
+  let ended = false;
+  let failure: Error | undefined;
+  // Feeds the gunzip from the network in the background, resuming after failures; the lines are read below.
+  const feeding = (async () => {
+    while (!ended) {
+      try {
+        const res = await client.snapshotFile(job.id, received, etag);
+        if (received > 0 && res.status !== 206) throw new SyncError(`the file of snapshot ${job.id} changed during its download`, 'permanent');
+        if (res.status === 200) size = Number(res.header('content-length') ?? NaN);
+        for await (const piece of res.body) {
+          received += (piece as Buffer).length;
+          tries = 0;
+          if (!gunzip.write(piece)) await new Promise((resolve) => gunzip.once('drain', resolve));
+        }
+        if (!res.body.complete && !(size !== undefined && received >= size)) throw new SyncError(`the download of snapshot ${job.id} broke off`, 'transient');
+        ended = true;
+        gunzip.end();
+      } catch (error) {
+        const e = error instanceof SyncError ? error : new SyncError(`the download of snapshot ${job.id}: ${(error as Error).message}`, 'transient');
+        if (e.kind !== 'transient' || ++tries >= DOWNLOAD_TRIES || signal?.aborted) {
+          failure = e;
+          gunzip.destroy(e);
+          return;
+        }
+        const delay = e.retryAfterMs ?? backoffDelay(tries, DEFAULT_BACKOFF);
+        log.warn({ snapshot: job.id, received, error: e.message, retryInMs: Math.round(delay) }, 'sync: snapshot download interrupted; resuming');
+        await sleep(delay, signal).catch(() => undefined);
+      }
+    }
+  })();
+  let rest = '';
+  try {
+    for await (const piece of gunzip) {
+      const text = rest + (piece as Buffer).toString('utf8');
+      const lines = text.split('\n');
+      rest = lines.pop()!;
+      if (rest.length > MAX_LINE_BYTES) throw new SyncError(`snapshot ${job.id} has a line longer than ${MAX_LINE_BYTES} bytes`, 'permanent');
+      for (const line of lines) if (line) yield JSON.parse(line) as Record<string, unknown>;
+    }
+    if (rest.trim()) yield JSON.parse(rest) as Record<string, unknown>;
+  } catch (error) {
+    throw failure ?? error;
+  } finally {
+    ended = true;
+    gunzip.destroy();
+    await feeding;
+  }
+  if (failure) throw failure;
+}
+
+/** Applies one file: batches of BULK_BATCH items, each a local transaction that also deletes the local rows absent in its id range. */
+async function applyFile(store: Store, client: MainStoreClient, mirrors: Mirrors, m: Mirror, job: Job, log: SyncLog, signal: AbortSignal | undefined, bus?: EventBus) {
+  let after = 0;
+  let items = 0;
+  let changes = 0;
+  let deferred = 0;
+  let batch: Array<Record<string, unknown>> = [];
+  const flush = async (last: boolean) => {
+    // The items of a file are checked against this version's item schema like a listing page is.
+    checkListingPage(m, { data: batch, pagination: { hasMore: !last, nextCursor: null } });
+    const r = await applyRange(store, mirrors, m, batch, after, last, bus);
+    items += batch.length;
+    changes += r.changes;
+    deferred += r.deferred;
+    after = r.through;
+    batch = [];
+  };
+  for await (const item of itemsOf(client, job, log, signal)) {
+    batch.push(item);
+    if (batch.length >= BULK_BATCH) await flush(false);
+  }
+  await flush(true);
+  return { items, changes, deferred };
+}
+
+/**
+ * The initial copy through the main store's snapshots (API.md §5a): one NDJSON snapshot per followed
+ * collection, asked for up front (the main store runs them while earlier files are applied), each applied in
+ * the sync order as it is streamed in. The feed is then followed from the smallest of their `seq`s: a change
+ * after it may be applied again over a file that already had it, which is harmless, and none is lost.
+ * Progress (the jobs, the collections applied) is kept, so a restart goes on where it stopped. Undefined when
+ * the main store has no snapshots (an older version): the caller pages through the listings instead.
+ */
+export async function bootstrapFromSnapshots(store: Store, client: MainStoreClient, mirrors: Mirrors, log: SyncLog, signal: AbortSignal | undefined, bus?: EventBus): Promise<BulkResult | undefined> {
+  const progress = await readProgress(store, client.baseUrl);
+  const result: BulkResult = { seq: Infinity, items: 0, changes: 0, deferred: 0 };
+  const ask = async (m: Mirror): Promise<boolean> => {
+    const collection = m.def.collection;
+    if (progress.jobs[collection]) return true;
+    const job = await requestSnapshot(client, collection);
+    if (!job) return false;
+    progress.jobs[collection] = { id: job.id };
+    await saveProgress(store, progress);
+    return true;
+  };
+  // The first request tells whether the main store has snapshots at all.
+  if (!(await ask(mirrors.list[0]))) return undefined;
+  // The rest are asked for in the background (the main store paces them with 429 and Retry-After).
+  const asking = (async () => {
+    for (const m of mirrors.list.slice(1)) {
+      if (!(await ask(m))) throw new SyncError('the main store stopped offering snapshots', 'transient');
+    }
+  })();
+  asking.catch(() => undefined);
+  for (const m of mirrors.list) {
+    const collection = m.def.collection;
+    const t0 = Date.now();
+    for (let tries = 0; ; tries++) {
+      while (!progress.jobs[collection]) await Promise.race([asking, sleep(100, signal)]);
+      const entry = progress.jobs[collection];
+      if (entry.applied !== undefined) {
+        result.seq = Math.min(result.seq, entry.applied);
+        break;
+      }
+      const job = await completed(client, entry.id, signal);
+      if (!job || job.seq === null) {
+        if (tries >= 3) throw new SyncError(`the main store could not make a snapshot of ${collection}`, 'transient');
+        log.warn({ collection, snapshot: entry.id }, 'sync: a snapshot failed or expired on the main store; asking again');
+        delete progress.jobs[collection];
+        await ask(m);
+        continue;
+      }
+      const r = await applyFile(store, client, mirrors, m, job, log, signal, bus);
+      result.items += r.items;
+      result.changes += r.changes;
+      result.deferred += r.deferred;
+      result.seq = Math.min(result.seq, job.seq);
+      entry.applied = job.seq;
+      await saveProgress(store, progress);
+      log.info({ collection, snapshot: job.id, seq: job.seq, items: r.items, changes: r.changes, deferred: r.deferred, ms: Date.now() - t0 }, 'sync: snapshot file applied');
+      break;
+    }
+  }
+  await asking;
+  if (!Number.isFinite(result.seq)) result.seq = 0;
+  return result;
+}
+

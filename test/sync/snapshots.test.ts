@@ -1,0 +1,112 @@
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { getSetting } from '../../src/db/settings.ts';
+import { readState } from '../../src/sync/state.ts';
+import { dialects } from '../helpers/databases.ts';
+import { assertSameData, listAll, mainHead, newProduct, startInstance, syncOnce, type Instance } from './cluster.ts';
+
+/** What the proxy does with a request: pass it on, answer 404 (an older main store), or cut the answer off after some bytes. */
+type Rule = (req: http.IncomingMessage, answer?: http.IncomingMessage) => 'pass' | 'missing' | { cutAfter: number };
+
+/** A loopback proxy in front of the main store, to play an older main store or a connection lost mid-download. */
+async function proxy(target: string, rule: Rule): Promise<{ url: string; seen: Array<{ url: string; range?: string }>; close(): Promise<void> }> {
+  const seen: Array<{ url: string; range?: string }> = [];
+  const server = http.createServer((req, res) => {
+    seen.push({ url: req.url ?? '', range: req.headers.range });
+    if (rule(req) === 'missing') {
+      res.writeHead(404, { 'content-type': 'application/problem+json' }).end('{"status":404,"code":"not_found","title":"Not found"}');
+      return;
+    }
+    const upstream = http.request(new URL(req.url ?? '/', target), { method: req.method, headers: { ...req.headers, host: new URL(target).host } }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      const what = rule(req, answer);
+      if (what === 'pass' || what === 'missing') return answer.pipe(res);
+      let sent = 0;
+      answer.on('data', (piece: Buffer) => {
+        if (sent >= what.cutAfter) return;
+        const part = piece.subarray(0, what.cutAfter - sent);
+        sent += part.length;
+        // Destroyed once these bytes are on their way: the client has them, then the connection drops.
+        res.write(part, () => sent >= what.cutAfter && res.destroy());
+      });
+      answer.on('end', () => res.end());
+    });
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    seen,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+for (const dialect of await dialects()) {
+  describe(`initial sync through snapshots (${dialect})`, () => {
+    let main: Instance;
+
+    before(async () => {
+      main = await startInstance(dialect, { seed: 300, env: { SNAPSHOT_POLL_MS: '50' } });
+    });
+    after(() => main?.close());
+
+    it('copies every followed collection from NDJSON snapshots and follows the feed from the smallest seq', async () => {
+      const follower = await startInstance(dialect);
+      try {
+        const outcome = await syncOnce(main, follower);
+        assert.equal(outcome.snapshot?.via, 'snapshots');
+        const counts = await assertSameData(main, follower);
+        assert.equal(counts.products, 300);
+        assert.ok(counts['product-parameters'] > 900, JSON.stringify(counts));
+        assert.equal((await listAll(follower, 'orders')).length, 0);
+        // The progress of the bootstrap is forgotten once it is done; the cursor is at the main store's head.
+        assert.equal(await getSetting(follower.database.store.db, 'sync_snapshot_jobs'), undefined);
+        assert.equal((await readState(follower.database.store.db))?.cursorSeq, await mainHead(main));
+        // Changes after the snapshots arrive through the feed.
+        const created = await main.admin('POST', '/admin/api/products', newProduct(9001));
+        assert.equal(created.status, 201);
+        await main.admin('PATCH', '/admin/api/products/5', { name: 'Changed after the snapshots' });
+        await syncOnce(main, follower);
+        await assertSameData(main, follower);
+      } finally {
+        await follower.close();
+      }
+    });
+
+    it('resumes a download cut off mid-file with Range, and ends equal', async () => {
+      const follower = await startInstance(dialect);
+      let cut = 0;
+      // The first file of more than 10 kB breaks off after 2000 bytes, as if the main store went away.
+      const front = await proxy(main.url, (req, answer) =>
+        answer && /\/snapshots\/\d+\/file$/.test(req.url ?? '') && !req.headers.range && Number(answer.headers['content-length']) > 10_000 && cut++ === 0 ? { cutAfter: 2000 } : 'pass');
+      try {
+        const outcome = await syncOnce({ ...main, url: front.url }, follower, { backoff: { baseMs: 10, capMs: 50 } });
+        assert.equal(outcome.snapshot?.via, 'snapshots');
+        assert.ok(front.seen.some((r) => r.range === 'bytes=2000-'), JSON.stringify(front.seen.filter((r) => r.url.includes('/file'))));
+        await assertSameData(main, follower);
+      } finally {
+        await front.close();
+        await follower.close();
+      }
+    });
+
+    it('falls back to paging through the listings when the main store has no snapshots (404)', async () => {
+      const follower = await startInstance(dialect);
+      const older = await proxy(main.url, (req) => (req.url?.startsWith('/api/v2/snapshots') ? 'missing' : 'pass'));
+      try {
+        const outcome = await syncOnce({ ...main, url: older.url }, follower);
+        assert.equal(outcome.snapshot?.via, 'paging');
+        await assertSameData(main, follower);
+      } finally {
+        await older.close();
+        await follower.close();
+      }
+    });
+  });
+}
