@@ -14,6 +14,8 @@ export const BULK_BATCH = 1000;
 const MAX_LINE_BYTES = 8 * 1024 * 1024;
 /** Tries of one file's download (each resuming where the last stopped) before the whole step is retried by the follower. */
 const DOWNLOAD_TRIES = 8;
+/** Snapshots asked for ahead of the one being applied (that one included). */
+const AHEAD = 3;
 /** The follower's progress through a bootstrap by snapshots, kept in `settings`, so that a restart goes on from it. */
 const PROGRESS_KEY = 'sync_snapshot_jobs';
 
@@ -62,7 +64,7 @@ async function requestSnapshot(client: MainStoreClient, collection: string): Pro
 
 /** Waits for a job to finish; a failed, expired or vanished job is undefined (the caller asks again). */
 async function completed(client: MainStoreClient, id: number, signal: AbortSignal | undefined): Promise<Job | undefined> {
-  for (let wait = 100; ; wait = Math.min(wait * 2, 1000)) {
+  for (let wait = 50; ; wait = Math.min(wait * 2, 500)) {
     let job: Job;
     try {
       job = await client.get<Job>(`/api/v2/snapshots/${id}`);
@@ -165,7 +167,7 @@ async function applyFile(store: Store, client: MainStoreClient, mirrors: Mirrors
 
 /**
  * The initial copy through the main store's snapshots (API.md §5a): one NDJSON snapshot per followed
- * collection, asked for up front (the main store runs them while earlier files are applied), each applied in
+ * collection, each applied in
  * the sync order as it is streamed in. The feed is then followed from the smallest of their `seq`s: a change
  * after it may be applied again over a file that already had it, which is harmless, and none is lost.
  * Progress (the jobs, the collections applied) is kept, so a restart goes on where it stopped. Undefined when
@@ -185,18 +187,15 @@ export async function bootstrapFromSnapshots(store: Store, client: MainStoreClie
   };
   // The first request tells whether the main store has snapshots at all.
   if (!(await ask(mirrors.list[0]))) return undefined;
-  // The rest are asked for in the background (the main store paces them with 429 and Retry-After).
-  const asking = (async () => {
-    for (const m of mirrors.list.slice(1)) {
-      if (!(await ask(m))) throw new SyncError('the main store stopped offering snapshots', 'transient');
-    }
-  })();
-  asking.catch(() => undefined);
-  for (const m of mirrors.list) {
+  for (const [i, m] of mirrors.list.entries()) {
     const collection = m.def.collection;
     const t0 = Date.now();
+    // The next ones are asked for now, so that the main store makes them while this file is applied; never
+    // more than AHEAD unfinished at once, which stays under the main store's per-credential cap (4 by default).
+    for (const next of mirrors.list.slice(i, i + AHEAD)) {
+      if (!(await ask(next))) throw new SyncError('the main store stopped offering snapshots', 'transient');
+    }
     for (let tries = 0; ; tries++) {
-      while (!progress.jobs[collection]) await Promise.race([asking, sleep(100, signal)]);
       const entry = progress.jobs[collection];
       if (entry.applied !== undefined) {
         result.seq = Math.min(result.seq, entry.applied);
@@ -221,7 +220,6 @@ export async function bootstrapFromSnapshots(store: Store, client: MainStoreClie
       break;
     }
   }
-  await asking;
   if (!Number.isFinite(result.seq)) result.seq = 0;
   return result;
 }

@@ -1,0 +1,201 @@
+// `npm run bench:snapshots [-- --options]`: a snapshot of every product-parameter value (NDJSON.gz and CSV.gz)
+// timed beside the streamed CSV export of the same listing and the database's own CSV export (`sqlite3 -csv`,
+// `psql \copy`) in the same run, with this process's peak RSS over each; then a follower's initial sync through
+// snapshots against paging on SQLite. Everything runs in this process except the database tools.
+// Options: --rows 100000 (product-parameter values wanted; the issue's case is --rows 1011694), --sync-products
+// 20000 (the issue's case 100000), --backends sqlite,postgres, --out bench/results/snapshots-<date>.md.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { numberOption, parseArgs } from './lib/args.ts';
+import { createBenchDatabase, dropBenchDatabase } from './lib/postgres.ts';
+import { buildApp } from '../src/app.ts';
+import { createCredential } from '../src/auth/credentials.service.ts';
+import type { Scope } from '../src/auth/scopes.ts';
+import { loadConfig } from '../src/config.ts';
+import { createContext } from '../src/context.ts';
+import { openStore, type Store } from '../src/db/database.ts';
+import { migrateToLatest } from '../src/db/migrate.ts';
+import { plan } from '../src/listing/engine.ts';
+import { openExportConnection } from '../src/listing/formats/connection.ts';
+import { streamExport } from '../src/listing/formats/stream.ts';
+import { appRegistry } from '../src/modules/registry.ts';
+import { seedStore } from '../src/seed/seed.ts';
+import { insertJob } from '../src/snapshots/jobs.repository.ts';
+import { produceSnapshot } from '../src/snapshots/produce.ts';
+import { SnapshotRunner } from '../src/snapshots/runner.ts';
+import { runSync } from '../src/sync/follower.ts';
+import { REQUIRED_SCOPES } from '../src/sync/mirrors.ts';
+
+const { options } = parseArgs(process.argv.slice(2));
+const wantedRows = numberOption(options, 'rows', 100_000);
+const syncProducts = numberOption(options, 'sync-products', 20_000);
+const backends = (options.get('backends') ?? 'sqlite,postgres').split(',');
+const day = new Date().toISOString().slice(0, 10);
+const out = options.get('out') ?? join(import.meta.dirname, 'results', `snapshots-${day}.md`);
+const say = (line: string) => process.stdout.write(`${line}\n`);
+const quiet = { info: () => {}, warn: () => {}, error: () => {} };
+const MB = 1024 * 1024;
+const registry = appRegistry();
+const params = registry.byCollection.get('product-parameters')!;
+
+interface Result { backend: string; what: string; rows: number; seconds: number; mb?: number; peakRssMb?: number }
+const results: Result[] = [];
+
+/** Runs `work` while sampling this process's RSS; the seconds it took and the peak RSS above where it started. */
+async function measured<T>(work: () => Promise<T>): Promise<{ value: T; seconds: number; peakRssMb: number }> {
+  global.gc?.();
+  const base = process.memoryUsage.rss();
+  let peak = base;
+  const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 20);
+  const started = performance.now();
+  try {
+    const value = await work();
+    return { value, seconds: (performance.now() - started) / 1000, peakRssMb: (Math.max(peak, process.memoryUsage.rss()) - base) / MB };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** A command's wall time with its output thrown away, and the lines it wrote. */
+function tool(command: string, args: string[]): Promise<{ seconds: number; lines: number; bytes: number }> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    let lines = 0;
+    let bytes = 0;
+    child.stdout.on('data', (d: Buffer) => {
+      bytes += d.length;
+      for (const c of d) if (c === 10) lines++;
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve({ seconds: (performance.now() - started) / 1000, lines, bytes }) : reject(new Error(`${command} exited with ${code}`))));
+  });
+}
+
+/** The product-parameter listing's columns, as the database's own tools export them. */
+const NATIVE_QUERY = 'select t.id, t.product_id, t.parameter_id, p.name, t.value, p.unit, t.created_at, t.updated_at from product_parameters t join parameters p on p.id = t.parameter_id order by t.id';
+
+async function exportsOf(backend: string, store: Store, url: string, sqliteFile: string | undefined): Promise<void> {
+  const hashKey = 'bench';
+  for (const format of ['ndjson', 'csv'] as const) {
+    const job = await insertJob(store.db, { credentialId: 0, collection: 'product-parameters', format, filters: {}, fields: null }, new Date().toISOString());
+    const m = await measured(() => produceSnapshot(store, params, job, hashKey, new AbortController().signal, () => {}));
+    results.push({ backend, what: `snapshot ${format}.gz (into chunks)`, rows: m.value.rows, seconds: m.seconds, mb: m.value.size / MB, peakRssMb: m.peakRssMb });
+    say(`  ${backend} snapshot ${format}: ${m.value.rows} rows ${m.seconds.toFixed(1)} s, ${(m.value.size / MB).toFixed(1)} MB, peak RSS +${m.peakRssMb.toFixed(0)} MB`);
+  }
+  let bytes = 0;
+  const streamed = await measured(async () => {
+    const conn = await openExportConnection(store, 'bench');
+    try {
+      const stream = await streamExport(conn, params, plan(params, { filters: {} }, hashKey), undefined, { format: 'csv' });
+      await pipeline(stream, new Writable({ write: (c: Buffer, _e, cb) => { bytes += c.length; cb(); } }));
+    } finally {
+      await conn.close();
+    }
+  });
+  results.push({ backend, what: 'streamed CSV export (not compressed)', rows: wantedRows, seconds: streamed.seconds, mb: bytes / MB, peakRssMb: streamed.peakRssMb });
+  say(`  ${backend} streamed CSV: ${streamed.seconds.toFixed(1)} s`);
+  const native = sqliteFile ? await tool('sqlite3', ['-csv', sqliteFile, NATIVE_QUERY]) : await tool('psql', [url, '-c', `\\copy (${NATIVE_QUERY}) to stdout with csv`]);
+  results.push({ backend, what: sqliteFile ? 'sqlite3 -csv (not compressed)' : 'psql \\copy (not compressed)', rows: native.lines, seconds: native.seconds, mb: native.bytes / MB });
+  say(`  ${backend} native: ${native.seconds.toFixed(1)} s`);
+}
+
+/** A proxy that answers 404 to /api/v2/snapshots: the main store as an older version, for the paging baseline. */
+async function olderMain(target: string): Promise<{ url: string; close(): void }> {
+  const server = http.createServer((req, res) => {
+    if (req.url?.startsWith('/api/v2/snapshots')) return void res.writeHead(404).end('{}');
+    const upstream = http.request(new URL(req.url ?? '/', target), { method: req.method, headers: req.headers }, (a) => {
+      res.writeHead(a.statusCode ?? 502, a.headers);
+      a.pipe(res);
+    });
+    req.pipe(upstream);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() };
+}
+
+async function syncBench(dir: string): Promise<void> {
+  const mainUrl = `sqlite:${join(dir, 'sync-main.db')}`;
+  const mainStore = openStore(mainUrl);
+  await migrateToLatest(mainStore.db);
+  say(`seeding ${syncProducts} products for the sync …`);
+  await seedStore(mainStore, { products: syncProducts, orders: 0, seed: 3 });
+  const config = loadConfig({ DATABASE_URL: mainUrl, ADMIN_TOKEN: 'bench-admin-token-0123456789abcdefghijkl', RATE_LIMIT_RPS: '100000', RATE_LIMIT_BURST: '100000', TOKEN_RATE_LIMIT_BURST: '1000', SNAPSHOT_POLL_MS: '50', LOG_LEVEL: 'silent' }, {});
+  const ctx = await createContext(config, mainStore);
+  const app = await buildApp(ctx, { logger: false });
+  const base = await app.listen({ port: 0, host: '127.0.0.1' });
+  const runner = new SnapshotRunner({ store: mainStore, bus: ctx.bus, resources: ctx.resources, hashKey: ctx.hashKey, settings: config.snapshots, log: quiet });
+  runner.start();
+  const credential = await createCredential(mainStore.db, ctx.hashKey, 'bench follower', REQUIRED_SCOPES as Scope[]);
+  const older = await olderMain(base);
+  try {
+    for (const [what, from] of [['initial sync via snapshots', base], ['initial sync by paging (older main)', older.url]] as const) {
+      const followerUrl = `sqlite:${join(dir, `follower-${what.length}.db`)}`;
+      const follower = openStore(followerUrl);
+      await migrateToLatest(follower.db);
+      const m = await measured(() => runSync({ store: follower, from, clientId: credential.clientId, clientSecret: credential.clientSecret, follow: false, log: quiet }));
+      results.push({ backend: 'sqlite', what: `${what}: ${syncProducts} products`, rows: m.value.snapshot?.items ?? 0, seconds: m.seconds, peakRssMb: m.peakRssMb });
+      say(`  ${what}: ${m.value.snapshot?.items} items in ${m.seconds.toFixed(1)} s (${m.value.snapshot?.via})`);
+      await follower.close();
+    }
+  } finally {
+    older.close();
+    await runner.stop();
+    await app.close();
+    await mainStore.close();
+  }
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'bench-snapshots-'));
+const uptime = execFileSync('uptime').toString().trim();
+say(`uptime: ${uptime}`);
+const products = Math.ceil(wantedRows / 4.5);
+try {
+  for (const backend of backends) {
+    let store: Store;
+    let url: string;
+    let sqliteFile: string | undefined;
+    let drop = async () => {};
+    if (backend === 'sqlite') {
+      sqliteFile = join(dir, 'exports.db');
+      url = `sqlite:${sqliteFile}`;
+      store = openStore(url);
+    } else {
+      const db = await createBenchDatabase();
+      url = db.url;
+      store = openStore(url);
+      drop = () => dropBenchDatabase(db.name);
+    }
+    await migrateToLatest(store.db);
+    say(`seeding ${products} products (about ${wantedRows} parameter values) into ${backend} …`);
+    const seeded = await seedStore(store, { products, orders: 0, seed: 1 });
+    say(`  ${seeded.productParameters} parameter values`);
+    await exportsOf(backend, store, url, sqliteFile);
+    await store.close();
+    await drop();
+  }
+  await syncBench(dir);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const table = results.map((r) => `| ${r.backend} | ${r.what} | ${r.rows} | ${r.seconds.toFixed(2)} | ${r.mb === undefined ? '' : r.mb.toFixed(1)} | ${r.peakRssMb === undefined ? '' : `+${r.peakRssMb.toFixed(0)}`} |`);
+const report = [
+  `# Snapshots benchmark, ${day}`,
+  '',
+  `\`npm run bench:snapshots -- --rows ${wantedRows} --sync-products ${syncProducts} --backends ${backends.join(',')}\`; \`uptime\` at the start: \`${uptime}\` (2 cores, shared with other work: wall times are pessimistic).`,
+  'Peak RSS is this process\'s, above where the step started (the database tools run in their own process and are not counted).',
+  '',
+  '| backend | what | rows | seconds | MB | peak RSS (MB) |',
+  '|---|---|---|---|---|---|',
+  ...table,
+  '',
+].join('\n');
+writeFileSync(out, report);
+say(`\n${report}\nwritten to ${out}`);
