@@ -8,10 +8,12 @@ import { CliError } from './output.ts';
 import { registerSeed } from './seed.ts';
 import { registerServe } from './serve.ts';
 import { registerSnapshots } from './snapshots.ts';
+import { packageVersion } from './words.ts';
 import { extraCommands } from './extra-commands.ts';
 
 const program = new Command('store-api')
   .description('Store Data API: serve, migrate, seed, import, manage credentials and webhooks, follow a main store.')
+  .version(packageVersion(), '-V, --version', 'print the version of store-api')
   .option('--database <url>', 'DATABASE_URL: sqlite:<path> or postgres://…')
   // Usage errors are one line on stderr like every other failure (API.md §11), with the way to help.
   .configureOutput({ outputError: (message, write) => write(`store-api: ${message.replace(/^error: /, '').trim()} (see store-api --help)\n`) })
