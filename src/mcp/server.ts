@@ -5,6 +5,7 @@ import addFormatsPlugin from 'ajv-formats';
 // translating every schema into zod and back again for tools/list.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { AppError } from '../errors/app-error.ts';
 import { problemBody } from '../http/problem.ts';
 import type { Registry } from '../resources/registry.ts';
@@ -45,6 +46,11 @@ function reasonOf(e: { instancePath: string; message?: string; params: Record<st
  */
 export class ToolCatalogue {
   private readonly tools = new Map<string, Compiled>();
+  /** tools/list answers by scope set (at most one per subset of the catalogue's scopes). */
+  private readonly lists = new Map<string, Tool[]>();
+  // A Server makes an Ajv instance of its own unless given one (for elicitation, which these tools do not use):
+  // building it (with its formats) cost more than a tool call, so every request's server shares this one.
+  private readonly validator = new AjvJsonSchemaValidator();
 
   constructor(resources: Registry) {
     const inputs = new Ajv({ strict: false, allErrors: true, useDefaults: true, coerceTypes: true });
@@ -62,6 +68,13 @@ export class ToolCatalogue {
 
   /** The tools a set of scopes may see, as tools/list describes them. */
   visible(scopes: ReadonlySet<string>): Tool[] {
+    const key = [...scopes].sort().join(' ');
+    let list = this.lists.get(key);
+    if (!list) this.lists.set(key, (list = this.describe(scopes)));
+    return list;
+  }
+
+  private describe(scopes: ReadonlySet<string>): Tool[] {
     return [...this.tools.values()]
       .filter(({ tool }) => allowed(tool, scopes))
       .map(({ tool }) => ({
@@ -113,7 +126,7 @@ export class ToolCatalogue {
 
   /** A new MCP server for one request (stateless: nothing of it outlives the request). */
   server(env: ToolEnv): Server {
-    const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
+    const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator: this.validator });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: this.visible(env.grant.scopes) }));
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) =>
       this.call(request.params.name, request.params.arguments, { ...env, signal: AbortSignal.any([env.signal, extra.signal]) }),

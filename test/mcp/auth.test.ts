@@ -188,7 +188,7 @@ for (const dialect of await dialects()) {
       const client = new Client({ name: 'agent', version: '1.0.0' });
       const authProvider = new ClientCredentialsProvider({ clientId: c.clientId, clientSecret: c.clientSecret, expectedIssuer: base });
       await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { authProvider }));
-      assert.deepEqual((await client.listTools()).tools.map((x) => x.name).sort(), ['get_order', 'get_product', 'list_orders', 'list_products', 'search_products']);
+      assert.deepEqual((await client.listTools()).tools.map((x) => x.name).sort(), ['create_snapshot', 'get_order', 'get_product', 'get_snapshot', 'list_orders', 'list_products', 'search_products']);
       assert.equal(authProvider.tokens()?.token_type, 'Bearer');
       await client.close();
     });
