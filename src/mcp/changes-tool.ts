@@ -15,7 +15,8 @@ export function changesTool(resources: Registry): McpTool {
     description:
       'What changed in the store, in order: events `{ seq, type, resource, resourceId, occurredAt, data }` where `type` is ' +
       `\`<resource>.created|updated|deleted\` (resources: ${resources.list.map((r) => r.event).join(', ')}) and \`data\` the item as it then was ` +
-      '(`{ id }` for a deletion). Only events of resources this token may also read are shown, so `seq` has gaps. Start with `after` = 0 ' +
+      '(`{ id }` for a deletion), and `snapshot.completed|failed` of this credential\'s own snapshot jobs. Only events of resources this ' +
+      'token may also read are shown, so `seq` has gaps. Start with `after` = 0 ' +
       '(the oldest kept) or a `seq` you saw; `pagination.nextCursor` is the `after` of the next call (the last `seq` returned), and ' +
       '`pagination.hasMore` says more events are already waiting. A position older than the kept events is a tool error (cursor_expired). ' +
       'Needs scope `changes:read`.',
@@ -40,7 +41,7 @@ export function changesTool(resources: Registry): McpTool {
             properties: {
               seq: { type: 'integer' },
               type: { type: 'string' },
-              resource: { type: 'string', enum: resources.list.map((r) => r.event) },
+              resource: { type: 'string', enum: [...resources.list.map((r) => r.event), 'snapshot'] },
               resourceId: { type: 'integer' },
               occurredAt: { type: 'string' },
               data: { type: 'object' },
@@ -60,7 +61,7 @@ export function changesTool(resources: Registry): McpTool {
       const limit = args.limit as number;
       // Events of resources whose read scope the token holds (as the REST feed); undefined: every resource.
       const visible = resources.list.filter((r) => env.grant.scopes.has(r.scope)).map((r) => r.event);
-      const events = await readEvents(env.store.db, { after, limit: limit + 1, resources: visible.length === resources.list.length ? undefined : visible });
+      const events = await readEvents(env.store.db, { after, limit: limit + 1, resources: visible.length === resources.list.length ? undefined : visible, credentialId: env.grant.credentialId });
       if (after < (await prunedThrough(env.store.db))) {
         throw new AppError('cursor_expired', `Events after ${after} are no longer kept. Take a fresh copy through the listings and follow from the current head.`, { errors: [{ name: 'after', reason: 'is older than the oldest kept event' }] });
       }
