@@ -12,8 +12,9 @@ export type Coding = 'br' | 'gzip';
 export const COMPRESSION_THRESHOLD = 1024;
 
 /**
- * Levels chosen by measurement (bench/compression.ts; bench/results/compression-2026-11-23.md, zlib alone on
- * the bodies, CPU per answer on a loaded 2-core VM). A 1000-product JSON page, 570 KB:
+ * Levels chosen by measurement (bench/compression.ts; docs/benchmarks.md): zlib alone on the bodies, CPU per
+ * answer on a loaded 2-core VM, figures of one run (they vary by about 30 % between runs; the ranking does not).
+ * A 1000-product JSON page, 570 KB:
  *   gzip 1 102 KB 3.0 ms · gzip 4 92 KB 4.6 ms · gzip 6 82 KB 7.4 ms · gzip 9 81 KB 11.3 ms
  *   br 1 89 KB 2.6 ms · br 4 81 KB 4.8 ms · br 5 73 KB 10.0 ms · br 6 71 KB 11.8 ms · br 11 59 KB 913 ms
  * The CSV export of the same products (392 KB) ranks alike (gzip 6 72 KB 5.5 ms, br 4 72 KB 3.9 ms).
