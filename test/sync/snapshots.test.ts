@@ -55,6 +55,8 @@ for (const dialect of await dialects()) {
       main = await startInstance(dialect, { seed: 300, env: { SNAPSHOT_POLL_MS: '50' } });
     });
     after(() => main?.close());
+    /** Snapshot jobs the main store has been asked for so far. */
+    const jobsOfMain = async () => (await main.database.store.db.withTables<{ snapshots: { id: number } }>().selectFrom('snapshots').select('id').execute()).length;
 
     it('copies every followed collection from NDJSON snapshots and follows the feed from the smallest seq', async () => {
       const follower = await startInstance(dialect);
@@ -73,6 +75,26 @@ for (const dialect of await dialects()) {
         assert.equal(created.status, 201);
         await main.admin('PATCH', '/admin/api/products/5', { name: 'Changed after the snapshots' });
         await syncOnce(main, follower);
+        await assertSameData(main, follower);
+      } finally {
+        await follower.close();
+      }
+    });
+
+    it('a follower stopped mid-copy goes on with the same jobs after its restart, skipping what it applied', async () => {
+      const follower = await startInstance(dialect);
+      try {
+        const stop = new AbortController();
+        const log = { info: (_o: object, msg: string) => msg.includes('snapshot file applied') && stop.abort(), warn: () => {}, error: () => {} };
+        await syncOnce(main, follower, { signal: stop.signal, log });
+        const kept = JSON.parse((await getSetting(follower.database.store.db, 'sync_snapshot_jobs'))!) as { jobs: Record<string, { id: number; applied?: number }> };
+        assert.equal(Object.values(kept.jobs).filter((j) => j.applied !== undefined).length, 1);
+        assert.equal((await readState(follower.database.store.db))?.phase, 'snapshot');
+        const jobsBefore = await jobsOfMain();
+        const outcome = await syncOnce(main, follower);
+        assert.equal(outcome.snapshot?.via, 'snapshots');
+        // Three were asked for before the stop; the restart asked only for the two others.
+        assert.equal((await jobsOfMain()) - jobsBefore, 2);
         await assertSameData(main, follower);
       } finally {
         await follower.close();
