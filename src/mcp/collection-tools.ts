@@ -90,7 +90,7 @@ const CONTROL = new Set(['limit', 'cursor', 'sort', 'fields', 'include']);
 export function toListRequest(args: ToolArgs, scopes: ReadonlySet<string>): ListRequest {
   const filters: Record<string, string> = {};
   for (const [name, value] of Object.entries(args)) if (!CONTROL.has(name) && value !== undefined) filters[name] = String(value);
-  return { limit: args.limit as number | undefined, cursor: args.cursor as string | undefined, sort: args.sort as string | undefined, filters, shape: shapeOf(args), scopes };
+  return { limit: (args.limit as number | undefined) ?? TOOL_DEFAULT_LIMIT, cursor: args.cursor as string | undefined, sort: args.sort as string | undefined, filters, shape: shapeOf(args), scopes };
 }
 
 function filterList(def: Resource): string {
@@ -111,7 +111,7 @@ function listTool(def: Resource): McpTool {
     inputSchema: listInputSchema(def),
     outputSchema: pageOutputSchema(def),
     readOnly: true,
-    call: async (args, env) => listPage(env.store.db, def, { limit: TOOL_DEFAULT_LIMIT, ...toListRequest(args, env.grant.scopes) }, env.hashKey) as unknown as Promise<Record<string, unknown>>,
+    call: async (args, env) => listPage(env.store.db, def, toListRequest(args, env.grant.scopes), env.hashKey) as unknown as Promise<Record<string, unknown>>,
   };
 }
 

@@ -20,7 +20,8 @@ export const SERVER_INFO = { name: 'store-data-api', version: '2.0.0' };
 const INSTRUCTIONS =
   'Read access to one online store\'s data: products, categories, brands, product parameter and filter values, orders, ' +
   'the changes feed, and text generation. The tools you see are those your token\'s scopes allow. Listings answer a page at a time: ' +
-  'follow `pagination.nextCursor` with the same tool until `pagination.hasMore` is false. Errors are tool errors carrying an RFC 9457 ' +
+  'follow `pagination.nextCursor` with the same tool (and the same `limit`) until `pagination.hasMore` is false; for thousands of items, ' +
+  'create_snapshot writes a file instead. Errors are tool errors carrying an RFC 9457 ' +
   'problem (`code`, `detail`, `errors`); fix the arguments they name rather than retrying unchanged.';
 
 interface Compiled {
