@@ -13,7 +13,7 @@ export interface StoredEvent {
 }
 
 /** The highest seq ever pruned: a feed position below it has lost events. */
-const PRUNED_THROUGH = 'events_pruned_through';
+export const PRUNED_THROUGH = 'events_pruned_through';
 
 export interface ReadChanges {
   after: number;

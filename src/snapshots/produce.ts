@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import type { Store } from '../db/database.ts';
+import { PRUNED_THROUGH } from '../events/feed.ts';
 import { plan } from '../listing/engine.ts';
 import { openExportConnection } from '../listing/formats/connection.ts';
 import { streamExport } from '../listing/formats/stream.ts';
@@ -40,14 +41,17 @@ export async function produceSnapshot(store: Store, def: ResourceDef, job: Snaps
   try {
     // The first read of the transaction: on SQLite it is what fixes the view the rows are then read from.
     const [[head]] = await conn.arrays(conn.db.selectFrom('events').select((eb) => eb.fn.max('seq').as('seq')).compile());
-    const seq = Number(head ?? 0);
+    // As GET /api/v2/changes/head: the log may have been pruned down to nothing, and a position below what
+    // was pruned would be answered 410 at once.
+    const pruned = await conn.arrays(conn.db.selectFrom('settings').select('value').where('key', '=', PRUNED_THROUGH).compile());
+    const seq = Math.max(Number(head ?? 0), Number(pruned[0]?.[0] ?? 0));
     let rows = 0;
-    let waiting: void | Promise<void> = undefined;
+    let waiting: Promise<void> | undefined;
     const stream = await streamExport(conn, def, listPlan, undefined, {
       format: job.format,
       onBatch: (items) => {
         rows += items;
-        waiting = progress(rows);
+        waiting = Promise.resolve(progress(rows));
       },
     });
     const sink = new ChunkSink(store.db, job.id);
@@ -60,8 +64,10 @@ export async function produceSnapshot(store: Store, def: ResourceDef, job: Snaps
       for await (const piece of stream) {
         signal.throwIfAborted();
         if (!target.write(piece as Buffer)) await Promise.race([once(target, 'drain', { signal }), stored]);
-        if (waiting) await waiting;
-        waiting = undefined;
+        if (waiting) {
+          await waiting;
+          waiting = undefined;
+        }
       }
       target.end();
       await stored;
