@@ -1,9 +1,27 @@
 import type { Command } from 'commander';
 import { hashingKey } from '../auth/credentials.service.ts';
 import * as service from '../auth/credentials.service.ts';
-import { ALL_SCOPES } from '../auth/scopes.ts';
-import { printResult } from './output.ts';
+import { ALL_SCOPES, parseScopes, type Scope } from '../auth/scopes.ts';
+import { fail, printResult } from './output.ts';
 import { withStore, type GlobalOptions } from './store.ts';
+import { count } from './words.ts';
+
+/** The scopes of `--scopes`; an unknown one fails naming it and every valid one, so the fix is on screen. */
+function scopesOption(raw: string): Scope[] {
+  if (raw.trim() === 'all') return ALL_SCOPES;
+  const { scopes, unknown } = parseScopes(raw);
+  if (unknown.length) fail(`unknown scope${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${u}"`).join(', ')}; valid scopes: ${ALL_SCOPES.join(', ')}, or "all"`);
+  return service.validateScopes(scopes);
+}
+
+/** Credentials as an aligned table with a header row, and how many there are. */
+function credentialTable(list: Awaited<ReturnType<typeof service.listCredentials>>): string {
+  if (list.length === 0) return 'No credentials.';
+  const rows = [['ID', 'STATUS', 'CLIENT ID', 'NAME', 'SCOPES'], ...list.map((c) => [String(c.id), c.enabled ? 'enabled' : 'disabled', c.clientId, c.name, c.scopes.join(' ')])];
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  const lines = rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]))).join('  '));
+  return [...lines, count(list.length, 'credential')].join('\n');
+}
 
 export function registerCredentials(program: Command): void {
   const cmd = program.command('credentials').description('Manage API credentials (client id + secret pairs with scopes)');
@@ -17,7 +35,7 @@ export function registerCredentials(program: Command): void {
     .option('--json', 'machine-readable output')
     .action(async (o: { name: string; scopes: string; json?: boolean }) => {
       await withStore(global(), async (store) => {
-        const scopes = o.scopes.trim() === 'all' ? ALL_SCOPES : service.validateScopes(o.scopes);
+        const scopes = scopesOption(o.scopes);
         const issued = await service.createCredential(store.db, await hashingKey(store.db), o.name, scopes);
         printResult(Boolean(o.json), issued, () =>
           [`Created credential ${issued.id} "${issued.name}"`, `  client id:     ${issued.clientId}`, `  client secret: ${issued.clientSecret}  (shown only now)`, `  scopes:        ${issued.scopes.join(' ')}`].join('\n'));
@@ -31,8 +49,7 @@ export function registerCredentials(program: Command): void {
     .action(async (o: { json?: boolean }) => {
       await withStore(global(), async (store) => {
         const list = await service.listCredentials(store.db);
-        printResult(Boolean(o.json), list, () =>
-          list.length === 0 ? 'No credentials.' : list.map((c) => `${c.id}\t${c.enabled ? 'enabled ' : 'disabled'}\t${c.clientId}\t${c.name}\t${c.scopes.join(' ')}`).join('\n'));
+        printResult(Boolean(o.json), list, () => credentialTable(list));
       });
     });
 

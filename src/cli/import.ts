@@ -6,6 +6,7 @@ import { appRegistry } from '../modules/registry.ts';
 import { fail, printResult } from './output.ts';
 import { progress } from './progress.ts';
 import { withStore, type GlobalOptions } from './store.ts';
+import { count } from './words.ts';
 
 export function registerImport(program: Command): void {
   program
@@ -28,7 +29,7 @@ export function registerImport(program: Command): void {
           bar.stop();
           const seconds = (Date.now() - started) / 1000;
           printResult(Boolean(o.json), { file, ...result, seconds }, () =>
-            `Imported ${result.records} ${result.resource} from ${file}: ${result.created} created, ${result.updated} updated, ${result.unchanged} unchanged; ${result.events} events recorded in ${seconds.toFixed(1)} s.`);
+            `Imported ${count(result.records, 'record')} into ${result.resource} from ${file}: ${result.created} created, ${result.updated} updated, ${result.unchanged} unchanged; ${count(result.events, 'event')} recorded in ${seconds.toFixed(1)} s.`);
         } catch (error) {
           bar.stop();
           if (error instanceof ImportUsageError) fail(error.message);

@@ -3,8 +3,9 @@ import { SeedError, seedStore } from '../seed/seed.ts';
 import { fail, printResult } from './output.ts';
 import { progress } from './progress.ts';
 import { withStore, type GlobalOptions } from './store.ts';
+import { count } from './words.ts';
 
-const count = (name: string) => (raw: string): number => {
+const wholeNumber = (name: string) => (raw: string): number => {
   if (!/^\d+$/.test(raw)) fail(`--${name} must be a whole number, got "${raw}"`);
   return Number(raw);
 };
@@ -13,9 +14,9 @@ export function registerSeed(program: Command): void {
   program
     .command('seed')
     .description('Write realistic demo data: brands, a category tree, products with parameters and filter values, orders')
-    .requiredOption('--products <n>', 'how many products', count('products'))
-    .option('--orders <n>', 'how many orders', count('orders'), 0)
-    .option('--seed <n>', 'random seed: the same seed gives the same data', count('seed'), 1)
+    .requiredOption('--products <n>', 'how many products', wholeNumber('products'))
+    .option('--orders <n>', 'how many orders', wholeNumber('orders'), 0)
+    .option('--seed <n>', 'random seed: the same seed gives the same data', wholeNumber('seed'), 1)
     .option('--json', 'machine-readable output')
     .action(async (o: { products: number; orders: number; seed: number; json?: boolean }) => {
       await withStore(program.opts<GlobalOptions>(), async (store) => {
@@ -28,7 +29,7 @@ export function registerSeed(program: Command): void {
         bar.stop();
         const seconds = (Date.now() - started) / 1000;
         printResult(Boolean(o.json), { ...result, seconds }, () =>
-          `Seeded ${result.products} products (${result.productParameters} parameter values, ${result.productFilters} filter values), ${result.orders} orders, ${result.brands} brands, ${result.categories} categories in ${seconds.toFixed(1)} s.`);
+          `Seeded ${count(result.products, 'product')} (${count(result.productParameters, 'parameter value')}, ${count(result.productFilters, 'filter value')}), ${count(result.orders, 'order')}, ${count(result.brands, 'brand')}, ${count(result.categories, 'category', 'categories')} in ${seconds.toFixed(1)} s.`);
       });
     });
 }

@@ -1,3 +1,4 @@
+import { relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { createCredential, hashingKey } from '../auth/credentials.service.ts';
 import { ALL_SCOPES } from '../auth/scopes.ts';
@@ -31,6 +32,25 @@ async function prepareDemo(store: Store, products: number): Promise<{ clientId: 
   const read = ALL_SCOPES.filter((s) => s !== 'ai:generate');
   return createCredential(store.db, await hashingKey(store.db), 'Demo credential', [...read, 'ai:generate']);
 }
+
+/**
+ * The database as a person reads it, and the `--database` option that makes another command use it: a SQLite
+ * file by its path (relative to here when it is below), a PostgreSQL one by its URL without the password (which
+ * stays in DATABASE_URL or .env, where this start found it; the option is given only when the start had one).
+ */
+export function databaseForCommand(url: string, given: string | undefined): { name: string; option: string } {
+  if (url.startsWith('sqlite:')) {
+    const file = resolve(url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, ''));
+    const shown = relative(process.cwd(), file).startsWith('..') ? file : relative(process.cwd(), file);
+    return { name: shown, option: ` --database ${quoteForShell(`sqlite:${shown}`)}` };
+  }
+  const safe = new URL(url);
+  if (safe.password) safe.password = '****';
+  return { name: safe.toString(), option: given && !new URL(given).password ? ` --database ${quoteForShell(given)}` : '' };
+}
+
+/** A word for sh, bash and zsh: as it is when it is plain, else single-quoted. */
+const quoteForShell = (word: string): string => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`);
 
 export function registerServe(program: Command): void {
   program
@@ -69,7 +89,10 @@ export function registerServe(program: Command): void {
         say('Try it:');
         say(`  curl -s "${base}/api/v2/products?limit=2" -H "Authorization: Bearer $(curl -s -X POST ${base}/oauth/token -d grant_type=client_credentials -d client_id=${demo.clientId} -d client_secret=${demo.clientSecret} | sed -E 's/.*"access_token":"([^"]+)".*/\\1/')"`);
       } else if (o.demo) {
-        say('The database already has data; create a credential with: store-api credentials create --name NAME --scopes all');
+        // A demo credential's secret is shown once, on the first start; later starts say how to make another, for this database.
+        const { name, option } = databaseForCommand(config.databaseUrl, global.database);
+        say(`The database ${name} already has data, so no demo credential was made (secrets are shown only when created). Create one with:`);
+        say(`  npx store-api${option} credentials create --name me --scopes all${option ? '' : '   (with the same DATABASE_URL)'}`);
       }
       say();
       const shutdown = (signal: string) => {

@@ -10,6 +10,7 @@ import { forgetState } from '../sync/state.ts';
 import { syncStatus, type SyncStatus } from '../sync/status.ts';
 import { fail, printResult } from './output.ts';
 import { withStore, type GlobalOptions } from './store.ts';
+import { count } from './words.ts';
 
 interface SyncOptions {
   from?: string;
@@ -22,13 +23,13 @@ interface SyncOptions {
 }
 
 function humanOutcome(o: SyncOutcome): string {
-  const snapshot = o.snapshot ? `snapshot of ${o.snapshot.items} items (${o.snapshot.changes} changes) in ${(o.snapshot.ms / 1000).toFixed(1)} s, then ` : '';
-  return `Synchronised from ${o.source}: ${snapshot}${o.events} events applied (${o.changes} local changes in all); cursor ${o.cursor}; ${(o.ms / 1000).toFixed(1)} s.`;
+  const snapshot = o.snapshot ? `snapshot of ${count(o.snapshot.items, 'item')} (${count(o.snapshot.changes, 'change')}) in ${(o.snapshot.ms / 1000).toFixed(1)} s, then ` : '';
+  return `Synchronised from ${o.source}: ${snapshot}${count(o.events, 'event')} applied (${count(o.changes, 'local change')} in all); cursor ${o.cursor}; ${(o.ms / 1000).toFixed(1)} s.`;
 }
 
 function humanStatus(s: SyncStatus): string {
   if (!s.following) return `This store follows no main store (its own feed head is ${s.localHead}).`;
-  const lag = [s.lagEvents === null ? null : `${s.lagEvents} events`, s.lagSeconds === null ? null : `${s.lagSeconds.toFixed(3)} s at the last batch`].filter(Boolean).join(', ');
+  const lag = [s.lagEvents === null ? null : count(s.lagEvents, 'event'), s.lagSeconds === null ? null : `${s.lagSeconds.toFixed(3)} s at the last batch`].filter(Boolean).join(', ');
   return [
     `source:        ${s.source}`,
     `phase:         ${s.phase}${s.stale ? '  (STALE: no answer from the main store for over a minute; is the follower running?)' : ''}`,
@@ -37,7 +38,7 @@ function humanStatus(s: SyncStatus): string {
     `lag:           ${lag || 'unknown'}`,
     `last applied:  ${s.lastAppliedAt ?? 'never'}  (last event on the main store: ${s.lastEventAt ?? 'none'})`,
     `last contact:  ${s.lastContactAt ?? 'never'}`,
-    `applied:       ${s.appliedEvents} events, ${s.appliedChanges} local changes, ${s.snapshots} snapshots`,
+    `applied:       ${count(s.appliedEvents, 'event')}, ${count(s.appliedChanges, 'local change')}, ${count(s.snapshots, 'snapshot')}`,
     `last error:    ${s.lastError ? `${s.lastError} (${s.lastErrorAt})` : 'none'}`,
     `local head:    ${s.localHead}`,
   ].join('\n');

@@ -4,6 +4,7 @@ import { EVENT_TYPES, parsePatterns } from '../events/webhooks/patterns.ts';
 import * as service from '../events/webhooks/subscriptions.ts';
 import { fail, printResult } from './output.ts';
 import { withStore, type GlobalOptions } from './store.ts';
+import { count } from './words.ts';
 
 function webhookId(raw: string): number {
   if (!/^\d+$/.test(raw) || Number(raw) < 1) fail(`webhook id must be a positive integer, got "${raw}"`);
@@ -116,7 +117,7 @@ export function registerWebhooks(program: Command): void {
       if (o.since && Number.isNaN(Date.parse(o.since))) fail(`--since must be a date-time, got "${o.since}"`);
       await withStore(global(), async (store) => {
         const result = await replay(store.db, webhookId(raw), { delivery: o.delivery, since: o.since });
-        printResult(Boolean(o.json), result, () => `Queued ${result.queued} deliveries; a running server sends them within a second.`);
+        printResult(Boolean(o.json), result, () => `Queued ${count(result.queued, 'delivery', 'deliveries')}; a running server sends them within a second.`);
       });
     });
 }
