@@ -1,7 +1,7 @@
 import { DEFAULT_LIMIT, MAX_LIMIT, sortsOf } from './engine.ts';
 import { CSV_DELIMITERS } from './formats/csv.ts';
 import { CSV_DECIMALS, CSV_LOCALE_NAMES } from './formats/locale.ts';
-import { FORMAT_NAMES } from './formats/negotiate.ts';
+import { EXPORT_FORMATS, FORMAT_NAMES } from './formats/negotiate.ts';
 import { moneySchema } from '../money.ts';
 import { ID_BOUNDS } from '../resources/bounds.ts';
 import type { Field, IncludeDeclaration, JsonSchema, Resource as ResourceDef } from '../resources/types.ts';
@@ -158,4 +158,12 @@ export function listQuerySchema(def: ResourceDef): JsonSchema {
   delete (properties.limit as Record<string, unknown>).default;
   for (const f of def.filters) properties[f.name] = { ...f.schema, description: f.description };
   return { type: 'object', additionalProperties: false, properties };
+}
+
+/** The export operation's query: the listing's, with `format` required and one of the streamed formats. */
+export function exportQuerySchema(def: ResourceDef): JsonSchema {
+  const schema = listQuerySchema(def);
+  const properties = schema.properties as Record<string, JsonSchema>;
+  properties.format = { type: 'string', enum: [...EXPORT_FORMATS], description: 'The file format (required). Without `limit` or `cursor`, every matching row.' };
+  return { ...schema, required: ['format'] };
 }

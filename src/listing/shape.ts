@@ -54,6 +54,9 @@ export function parseShape(fields: string | undefined, include: string | undefin
   return shape;
 }
 
+/** The include of that name; own properties only, so that `include=__proto__` or `constructor` is just unknown. */
+const includeOf = (def: ResourceDef, name: string): IncludeDeclaration | undefined => (Object.hasOwn(def.includes, name) ? def.includes[name] : undefined);
+
 const fieldNamesOf = (def: ResourceDef): string[] => [...def.fields.map((f) => f.name), ...Object.keys(def.nested ?? {})];
 
 function unknownField(def: ResourceDef, name: string, reason?: string): AppError {
@@ -69,7 +72,7 @@ export function resolveShape(def: ResourceDef, shape: Shape | undefined, need: r
   const includeNames = Object.keys(def.includes);
   const asked = shape?.include ?? [];
   for (const name of asked) {
-    if (!def.includes[name]) {
+    if (!includeOf(def, name)) {
       throw invalidParameter('include', includeNames.length
         ? `has unknown include "${name}"; ${def.collection} can include ${includeNames.join(', ')}`
         : `has unknown include "${name}"; ${def.collection} has nothing to include`);
@@ -85,7 +88,7 @@ export function resolveShape(def: ResourceDef, shape: Shape | undefined, need: r
       continue;
     }
     const [head, tail] = [name.slice(0, dot), name.slice(dot + 1)];
-    const inc = def.includes[head];
+    const inc = includeOf(def, head);
     if (!inc) throw unknownField(def, name);
     if (!asked.includes(head)) throw unknownField(def, name, `names "${name}" of ${head}, which is not included; add include=${head}`);
     if (!inc.target.fields.some((f) => f.name === tail)) {
@@ -120,7 +123,7 @@ export function resolveShape(def: ResourceDef, shape: Shape | undefined, need: r
  */
 export function requireIncludeScopes(def: ResourceDef, shape: Shape | undefined, granted: ReadonlySet<string>): void {
   for (const name of shape?.include ?? []) {
-    const scope = def.includes[name]?.target.scope;
+    const scope = includeOf(def, name)?.target.scope;
     if (scope && !granted.has(scope)) {
       throw new AppError('insufficient_scope', `include=${name} needs the scope "${scope}" as well.`, {
         errors: [{ name: 'include', reason: `${name} needs the scope ${scope}` }],

@@ -59,7 +59,7 @@ export class Oracle {
     const documented = o.op.responses[String(res.statusCode)];
     if (!documented) return `answered ${res.statusCode}, which the document does not list for this operation`;
     if (!documented.content) return res.body === '' ? undefined : `answered ${res.statusCode} with a body the document does not describe`;
-    const media = documented.content[type];
+    const media = documented.content[type] ?? this.exportMedia(o, res.statusCode, type);
     if (!media) return `answered ${res.statusCode} as "${type}", not one of ${Object.keys(documented.content).join(', ')}`;
     if (type !== 'application/json' || !media.schema) return undefined; // CSV, XLSX, SSE: status and type only
     let body: unknown;
@@ -71,6 +71,16 @@ export class Oracle {
     const validate = this.validator(o, String(res.statusCode), type, media.schema);
     if (validate(body)) return undefined;
     return `a ${res.statusCode} body off its schema: ${this.ajv.errorsText(validate.errors, { separator: '; ' })}`;
+  }
+
+  /**
+   * A listing (`GET /api/v2/{collection}`) documents its `200` as JSON only, for generated clients, but still
+   * serves the files of its export operation by `format=`/`Accept` (API.md §3): those answers are documented
+   * on `GET {path}/export`.
+   */
+  private exportMedia(o: OperationRef, status: number, type: string): { schema?: JsonSchema } | undefined {
+    if (o.method !== 'GET') return undefined;
+    return this.doc.paths[`${o.path}/export`]?.get?.responses[String(status)]?.content?.[type];
   }
 
   private checkProblem(res: Answer, type: string): string | undefined {

@@ -108,6 +108,10 @@ for (const dialect of await dialects()) {
         ['/api/v2/brands?include=products', 'include', ''],
         ['/api/v2/products?fields=', 'fields', ''],
         ['/api/v2/products/1?include=brands', 'include', 'brand'],
+        ['/api/v2/products?include=__proto__', 'include', 'brand'],
+        ['/api/v2/products?include=constructor&fields=constructor.name', 'include', 'brand'],
+        ['/api/v2/products?fields=__proto__', 'fields', 'articleNumber'],
+        ['/api/v2/products?include=brand&fields=brand.__proto__', 'fields', 'slug'],
       ] as const) {
         const res = await get(url);
         assert.equal(res.statusCode, 400, url);

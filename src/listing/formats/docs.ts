@@ -19,16 +19,15 @@ export function exportColumnsTable(def: ResourceDef): string {
   return `CSV and XLSX columns, in this order.${per}\n\n| column | type | XLSX cell |\n|---|---|---|\n${rows.join('\n')}`;
 }
 
-/** The 200 answer of a listing in each format: the JSON envelope, and the CSV and XLSX files with their columns. */
-export function listResponseContent(def: ResourceDef, json: JsonSchema): Record<string, { schema: JsonSchema }> {
+/** The 200 answer of the export operation in each of its formats, with their columns. */
+export function exportResponseContent(def: ResourceDef): Record<string, { schema: JsonSchema }> {
   const names = exportLayout(def).columns.map((c) => c.name).join(', ');
   return {
-    [FORMATS.json.mediaType]: { schema: json },
     [FORMATS.ndjson.mediaType]: {
-      schema: { type: 'string', description: 'NDJSON: one item per line, exactly as the JSON page has it (nested values as objects), each line ending in LF.' },
+      schema: { type: 'string', description: 'NDJSON: one item per line, exactly as the JSON listing has it (nested values as objects), each line ending in LF.' },
     },
     [FORMATS.csv.mediaType]: {
-      schema: { type: 'string', description: `RFC 4180 CSV, UTF-8, CRLF line ends, a header row: ${names}.` },
+      schema: { type: 'string', description: `RFC 4180 CSV, UTF-8, CRLF line ends, a header row: ${names} (or the \`fields\` and \`include\` asked).` },
     },
     [FORMATS.xlsx.mediaType]: {
       schema: { type: 'string', format: 'binary', description: `An XLSX workbook, one sheet named \`${def.collection}\`, a bold frozen header row: ${names}.` },

@@ -39,7 +39,8 @@ export interface CsvQuery {
 export function csvOptionsOf(query: CsvQuery): CsvOptions {
   const options: CsvOptions = { ...CSV_DEFAULTS };
   if (query.locale !== undefined) {
-    const decimal = CSV_LOCALES[String(query.locale) as CsvLocale];
+    const locale = String(query.locale);
+    const decimal = Object.hasOwn(CSV_LOCALES, locale) ? CSV_LOCALES[locale as CsvLocale] : undefined;
     if (!decimal) throw invalidParameter('locale', `must be one of ${CSV_LOCALE_NAMES.join(', ')}`);
     Object.assign(options, { decimal, delimiter: decimal === ',' ? ';' : ',', bom: true, spreadsheet: true });
   }

@@ -237,14 +237,42 @@ for (const dialect of await dialects()) {
       assert.equal((await t.get('/api/v2/orders?format=csv', 'not-a-token')).statusCode, 401);
     });
 
-    it('documents the columns in the OpenAPI document', async () => {
+    it('documents the files on the export operation and JSON alone on the listing', async () => {
       const doc = (await t.app.inject({ method: 'GET', url: '/api/v2/openapi.json' })).json();
-      const op = doc.paths['/api/v2/orders'].get;
-      assert.ok(op.responses['200'].content['text/csv'], 'a text/csv answer');
-      assert.ok(op.responses['200'].content[XLSX_TYPE], 'an XLSX answer');
+      const list = doc.paths['/api/v2/orders'].get;
+      assert.deepEqual(Object.keys(list.responses['200'].content), ['application/json'], 'typed clients get one answer type');
+      const listNames = list.parameters.map((p: { name: string }) => p.name);
+      for (const p of ['format', 'delimiter', 'bom', 'locale', 'decimal', 'fields', 'include']) assert.ok(listNames.includes(p), p);
+      const op = doc.paths['/api/v2/orders/export'].get;
+      assert.deepEqual(Object.keys(op.responses['200'].content).sort(), ['application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', 'application/x-ndjson', 'text/csv']);
+      assert.equal(op.responses['200'].content[XLSX_TYPE].schema.format, 'binary');
+      assert.equal(op.responses['200'].content['text/csv'].schema.type, 'string');
       for (const column of EXPECTED_COLUMNS.orders) assert.ok(op.description.includes(`\`${column}\``), column);
-      const names = op.parameters.map((p: { name: string }) => p.name);
-      for (const p of ['format', 'delimiter', 'bom']) assert.ok(names.includes(p), p);
+      const format = op.parameters.find((p: { name: string }) => p.name === 'format');
+      assert.equal(format.required, true);
+      assert.deepEqual(format.schema.enum, ['ndjson', 'csv', 'xlsx']);
+    });
+
+    it('GET /{collection}/export serves the same rows as ?format=, needs format, and does not clash with /{id}', async () => {
+      for (const format of ['csv', 'ndjson', 'xlsx']) {
+        const a = await get(`/api/v2/products/export?format=${format}&status=active&fields=name,price`);
+        const b = await get(`/api/v2/products?format=${format}&status=active&fields=name,price`);
+        assert.equal(a.statusCode, 200, a.body);
+        assert.equal(a.headers['content-type'], b.headers['content-type']);
+        assert.equal(a.headers['content-disposition'], b.headers['content-disposition']);
+        if (format !== 'xlsx') assert.equal(a.body, b.body);
+        else assert.deepEqual(readXlsx(a.rawPayload).rows, readXlsx(b.rawPayload).rows);
+      }
+      const paged = await get('/api/v2/products/export?format=csv&limit=5');
+      assert.match(String(paged.headers.link), /\/api\/v2\/products\/export\?format=csv&limit=5&cursor=/);
+      const head = await t.app.inject({ method: 'HEAD', url: '/api/v2/products/export?format=ndjson', headers: { authorization: `Bearer ${token}` } });
+      assert.equal(head.statusCode, 200);
+      assert.equal(head.headers['content-type'], 'application/x-ndjson; charset=utf-8');
+      const missing = await get('/api/v2/products/export');
+      assert.equal(missing.statusCode, 400);
+      assert.equal(missing.json().errors[0].name, 'format');
+      assert.equal((await get('/api/v2/products/export?format=json')).statusCode, 400);
+      assert.equal((await get('/api/v2/products/1')).json().id, 1, 'the item route still answers ids');
     });
   });
 }

@@ -1,0 +1,93 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.ts';
+import { notFound } from '../errors/app-error.ts';
+import { nextLink } from '../http/links.ts';
+import { filteredQuery, getItem, pageOf, plan, type ListRequest } from './engine.ts';
+import { csvOptionsOf } from './formats/locale.ts';
+import { chooseFormat, FORMATS, type Format } from './formats/negotiate.ts';
+import { contentDisposition, exportAll, exportPage, type ExportOptions } from './formats/send.ts';
+import { parseBoolean } from './parse.ts';
+import type { ResourceDef } from './resource.ts';
+import { parseShape, requireIncludeScopes } from './shape.ts';
+import '../http/types.ts';
+
+type ListingRequest = FastifyRequest<{ Querystring: Record<string, unknown> }>;
+type ItemRequest = FastifyRequest<{ Params: { id: number }; Querystring: { fields?: string; include?: string } }>;
+
+/** Query parameters that are no filter. */
+const CONTROL = new Set(['limit', 'cursor', 'sort', 'includeTotal', 'format', 'delimiter', 'bom', 'escapeFormulas', 'decimal', 'locale', 'fields', 'include']);
+
+function toListRequest(query: Record<string, unknown>): ListRequest {
+  const filters: Record<string, string> = {};
+  for (const [k, v] of Object.entries(query)) if (!CONTROL.has(k) && v !== undefined) filters[k] = String(v);
+  return {
+    limit: query.limit as number | undefined,
+    cursor: query.cursor as string | undefined,
+    sort: query.sort as string | undefined,
+    includeTotal: query.includeTotal !== undefined && parseBoolean('includeTotal', String(query.includeTotal)),
+    filters,
+    shape: parseShape(query.fields as string | undefined, query.include as string | undefined),
+  };
+}
+
+/**
+ * Serves a listing in the negotiated format among `offered`: `GET /api/v2/{collection}` (every format) and
+ * `GET /api/v2/{collection}/export` (the streamed ones) run exactly this.
+ */
+export function listingHandler(ctx: AppContext, def: ResourceDef, offered?: readonly Format[]) {
+  return async (request: ListingRequest, reply: FastifyReply) => {
+    const query = request.query;
+    const format = chooseFormat(query.format as string | undefined, request.headers.accept, offered);
+    const scopes = request.grant?.scopes ?? new Set<string>();
+    const listRequest: ListRequest = { ...toListRequest(query), scopes };
+    const listPlan = plan(def, listRequest, ctx.hashKey);
+    // Every include (asked, or carried by the cursor) needs its own read scope, before any work.
+    requireIncludeScopes(def, listPlan.shape.asked, scopes);
+    if (format === 'json') {
+      const page = await pageOf(ctx.store.db, listPlan, listRequest, ctx.hashKey);
+      if (page.pagination.nextCursor) reply.header('link', nextLink(ctx.config.publicUrl, request.url, { cursor: page.pagination.nextCursor }));
+      // A shaped page lacks properties the item schema requires: it is written as it is (it holds only what was selected).
+      if (listPlan.shape.asked) reply.serializer(JSON.stringify);
+      return reply.type(FORMATS.json.contentType).send(page);
+    }
+    const options: ExportOptions = {
+      format,
+      csv: csvOptionsOf(query),
+      log: request.log,
+      limits: ctx.config.exports,
+      owner: String(request.grant?.credentialId ?? request.ip),
+      response: reply.raw,
+    };
+    reply.type(FORMATS[format].contentType).header('content-disposition', contentDisposition(def, format));
+    if (request.method === 'HEAD') {
+      // The headers of the export, its parameters checked, without reading (and throwing away) every row.
+      await filteredQuery(ctx.store.db, listPlan);
+      return reply.send('');
+    }
+    if (listRequest.limit !== undefined || listRequest.cursor !== undefined) {
+      const page = await pageOf(ctx.store.db, listPlan, listRequest, ctx.hashKey);
+      if (page.pagination.nextCursor) reply.header('link', nextLink(ctx.config.publicUrl, request.url, { cursor: page.pagination.nextCursor }));
+      if (page.pagination.total !== undefined) reply.header('x-total-count', String(page.pagination.total));
+      return reply.send(exportPage(listPlan, page, options));
+    }
+    const { stream, total } = await exportAll(ctx.store, def, listPlan, Boolean(listRequest.includeTotal), `store-api export ${request.id}`, options);
+    if (total !== undefined) reply.header('x-total-count', String(total));
+    return reply.send(stream);
+  };
+}
+
+/** Serves one item (JSON only) in its shape, with `Last-Modified`. */
+export function itemHandler(ctx: AppContext, def: ResourceDef) {
+  return async (request: ItemRequest, reply: FastifyReply) => {
+    chooseFormat(undefined, request.headers.accept, ['json']);
+    const { id } = request.params;
+    const shape = parseShape(request.query.fields, request.query.include);
+    requireIncludeScopes(def, shape, request.grant?.scopes ?? new Set());
+    const found = await getItem(ctx.store.db, def, id, shape);
+    if (!found) throw notFound(`${def.title} ${id}`);
+    // For conditional requests (If-Modified-Since), even when `fields` leaves updatedAt out.
+    if (found.updatedAt) reply.header('last-modified', new Date(found.updatedAt).toUTCString());
+    if (shape) reply.type(FORMATS.json.contentType).serializer(JSON.stringify);
+    return found.item;
+  };
+}
