@@ -76,7 +76,27 @@ export interface paths {
          * List products
          * @description Products of the store: article number, name, price, stock, brand and category. Needs scope `products:read`. Keyset-paginated; see `Link` and `pagination.nextCursor`.
          *
-         *     Answers in JSON, NDJSON, CSV or XLSX (`format=` or `Accept`). Without `limit` or `cursor`, NDJSON, CSV and XLSX stream every matching row; with them they page like JSON and carry `Link`. `includeTotal=true` adds `X-Total-Count`. Whole exports run a few at a time per credential (`429`) and per node (`503`), both with `Retry-After`; one whose client takes no bytes for a minute (by default) is cut off.
+         *     The same listing also answers in NDJSON, CSV or XLSX by `format=` or `Accept` (kept for existing clients); typed clients use `GET /api/v2/products/export`, which documents those answers. Without `limit` or `cursor` it streams every matching row; with them it pages like JSON and carries `Link`. `includeTotal=true` adds `X-Total-Count`. Whole exports run a few at a time per credential (`429`) and per node (`503`), both with `Retry-After`; one whose client takes no bytes for a minute (by default) is cut off. `HEAD` answers the headers (checking the parameters) without running it.
+         */
+        get: operations["listProducts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/products/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export products
+         * @description Products of the store: article number, name, price, stock, brand and category. Needs scope `products:read`. The listing as a file: NDJSON, CSV or XLSX (`format`, required), with the same filters, sort, `fields`, `include` and CSV options as `GET /api/v2/products`. Without `limit` or `cursor` it streams every matching row; with them it pages like JSON and carries `Link`. `includeTotal=true` adds `X-Total-Count`. Whole exports run a few at a time per credential (`429`) and per node (`503`), both with `Retry-After`; one whose client takes no bytes for a minute (by default) is cut off. `HEAD` answers the headers (checking the parameters) without running it.
          *
          *     CSV and XLSX columns, in this order.
          *
@@ -99,16 +119,16 @@ export interface paths {
          *     | `createdAt` | datetime | date, format `yyyy-mm-dd hh:mm:ss` (UTC) |
          *     | `updatedAt` | datetime | date, format `yyyy-mm-dd hh:mm:ss` (UTC) |
          */
-        get: operations["listProducts"];
+        get: operations["exportProducts"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         /**
-         * List products: headers only
+         * Export products: headers only
          * @description The same request as the GET, its parameters checked and its headers sent, without the body: a cheap check before a long download.
          */
-        head: operations["listProductsHead"];
+        head: operations["exportProductsHead"];
         patch?: never;
         trace?: never;
     };
@@ -121,7 +141,7 @@ export interface paths {
         };
         /**
          * Get one product
-         * @description Needs scope `products:read`. JSON only (CSV and XLSX are for listings): an `Accept` that excludes `application/json` gets `406`.
+         * @description Needs scope `products:read`. JSON only (the files are for listings): an `Accept` that excludes `application/json` gets `406`. `Last-Modified` is its `updatedAt`.
          */
         get: operations["getProduct"];
         put?: never;
@@ -143,7 +163,27 @@ export interface paths {
          * List categories
          * @description The category tree: each category names its parent (null at the root). Needs scope `categories:read`. Keyset-paginated; see `Link` and `pagination.nextCursor`.
          *
-         *     Answers in JSON, NDJSON, CSV or XLSX (`format=` or `Accept`). Without `limit` or `cursor`, NDJSON, CSV and XLSX stream every matching row; with them they page like JSON and carry `Link`. `includeTotal=true` adds `X-Total-Count`. Whole exports run a few at a time per credential (`429`) and per node (`503`), both with `Retry-After`; one whose client takes no bytes for a minute (by default) is cut off.
+         *     The same listing also answers in NDJSON, CSV or XLSX by `format=` or `Accept` (kept for existing clients); typed clients use `GET /api/v2/categories/export`, which documents those answers. Without `limit` or `cursor` it streams every matching row; with them it pages like JSON and carries `Link`. `includeTotal=true` adds `X-Total-Count`. Whole exports run a few at a time per credential (`429`) and per node (`503`), both with `Retry-After`; one whose client takes no bytes for a minute (by default) is cut off. `HEAD` answers the headers (checking the parameters) without running it.
+         */
+        get: operations["listCategories"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/categories/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export categories
+         * @description The category tree: each category names its parent (null at the root). Needs scope `categories:read`. The listing as a file: NDJSON, CSV or XLSX (`format`, required), with the same filters, sort, `fields`, `include` and CSV options as `GET /api/v2/categories`. Without `limit` or `cursor` it streams every matching row; with them it pages like JSON and carries `Link`. `includeTotal=true` adds `X-Total-Count`. Whole exports run a few at a time per credential (`429`) and per node (`503`), both with `Retry-After`; one whose client takes no bytes for a minute (by default) is cut off. `HEAD` answers the headers (checking the parameters) without running it.
          *
          *     CSV and XLSX columns, in this order.
          *
@@ -157,16 +197,16 @@ export interface paths {
          *     | `createdAt` | datetime | date, format `yyyy-mm-dd hh:mm:ss` (UTC) |
          *     | `updatedAt` | datetime | date, format `yyyy-mm-dd hh:mm:ss` (UTC) |
          */
-        get: operations["listCategories"];
+        get: operations["exportCategories"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         /**
-         * List categories: headers only
+         * Export categories: headers only
          * @description The same request as the GET, its parameters checked and its headers sent, without the body: a cheap check before a long download.
          */
-        head: operations["listCategoriesHead"];
+        head: operations["exportCategoriesHead"];
         patch?: never;
         trace?: never;
     };
@@ -179,7 +219,7 @@ export interface paths {
         };
         /**
          * Get one category
-         * @description Needs scope `categories:read`. JSON only (CSV and XLSX are for listings): an `Accept` that excludes `application/json` gets `406`.
+         * @description Needs scope `categories:read`. JSON only (the files are for listings): an `Accept` that excludes `application/json` gets `406`. `Last-Modified` is its `updatedAt`.
          */
         get: operations["getCategory"];
         put?: never;
@@ -201,7 +241,27 @@ export interface paths {
          * List brands
          * @description Brands (manufacturers) of products. Needs scope `brands:read`. Keyset-paginated; see `Link` and `pagination.nextCursor`.
          *
-         *     Answers in JSON, NDJSON, CSV or XLSX (`format=` or `Accept`). Without `limit` or `cursor`, NDJSON, CSV and XLSX stream every matching row; with them they page like JSON and carry `Link`. `includeTotal=true` adds `X-Total-Count`. Whole exports run a few at a time per credential (`429`) and per node (`503`), both with `Retry-After`; one whose client takes no bytes for a minute (by default) is cut off.
+         *     The same listing also answers in NDJSON, CSV or XLSX by `format=` or `Accept` (kept for existing clients); typed clients use `GET /api/v2/brands/export`, which documents those answers. Without `limit` or `cursor` it streams every matching row; with them it pages like JSON and carries `Link`. `includeTotal=true` adds `X-Total-Count`. Whole exports run a few at a time per credential (`429`) and per node (`503`), both with `Retry-After`; one whose client takes no bytes for a minute (by default) is cut off. `HEAD` answers the headers (checking the parameters) without running it.
+         */
+        get: operations["listBrands"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/brands/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export brands
+         * @description Brands (manufacturers) of products. Needs scope `brands:read`. The listing as a file: NDJSON, CSV or XLSX (`format`, required), with the same filters, sort, `fields`, `include` and CSV options as `GET /api/v2/brands`. Without `limit` or `cursor` it streams every matching row; with them it pages like JSON and carries `Link`. `includeTotal=true` adds `X-Total-Count`. Whole exports run a few at a time per credential (`429`) and per node (`503`), both with `Retry-After`; one whose client takes no bytes for a minute (by default) is cut off. `HEAD` answers the headers (checking the parameters) without running it.
          *
          *     CSV and XLSX columns, in this order.
          *
@@ -215,16 +275,16 @@ export interface paths {
          *     | `createdAt` | datetime | date, format `yyyy-mm-dd hh:mm:ss` (UTC) |
          *     | `updatedAt` | datetime | date, format `yyyy-mm-dd hh:mm:ss` (UTC) |
          */
-        get: operations["listBrands"];
+        get: operations["exportBrands"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         /**
-         * List brands: headers only
+         * Export brands: headers only
          * @description The same request as the GET, its parameters checked and its headers sent, without the body: a cheap check before a long download.
          */
-        head: operations["listBrandsHead"];
+        head: operations["exportBrandsHead"];
         patch?: never;
         trace?: never;
     };
@@ -237,7 +297,7 @@ export interface paths {
         };
         /**
          * Get one brand
-         * @description Needs scope `brands:read`. JSON only (CSV and XLSX are for listings): an `Accept` that excludes `application/json` gets `406`.
+         * @description Needs scope `brands:read`. JSON only (the files are for listings): an `Accept` that excludes `application/json` gets `406`. `Last-Modified` is its `updatedAt`.
          */
         get: operations["getBrand"];
         put?: never;
@@ -259,7 +319,27 @@ export interface paths {
          * List product-parameters
          * @description Technical parameter values of products (for example Weight = 1.2 kg). Needs scope `product-parameters:read`. Keyset-paginated; see `Link` and `pagination.nextCursor`.
          *
-         *     Answers in JSON, NDJSON, CSV or XLSX (`format=` or `Accept`). Without `limit` or `cursor`, NDJSON, CSV and XLSX stream every matching row; with them they page like JSON and carry `Link`. `includeTotal=true` adds `X-Total-Count`. Whole exports run a few at a time per credential (`429`) and per node (`503`), both with `Retry-After`; one whose client takes no bytes for a minute (by default) is cut off.
+         *     The same listing also answers in NDJSON, CSV or XLSX by `format=` or `Accept` (kept for existing clients); typed clients use `GET /api/v2/product-parameters/export`, which documents those answers. Without `limit` or `cursor` it streams every matching row; with them it pages like JSON and carries `Link`. `includeTotal=true` adds `X-Total-Count`. Whole exports run a few at a time per credential (`429`) and per node (`503`), both with `Retry-After`; one whose client takes no bytes for a minute (by default) is cut off. `HEAD` answers the headers (checking the parameters) without running it.
+         */
+        get: operations["listProductParameters"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/product-parameters/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export product-parameters
+         * @description Technical parameter values of products (for example Weight = 1.2 kg). Needs scope `product-parameters:read`. The listing as a file: NDJSON, CSV or XLSX (`format`, required), with the same filters, sort, `fields`, `include` and CSV options as `GET /api/v2/product-parameters`. Without `limit` or `cursor` it streams every matching row; with them it pages like JSON and carries `Link`. `includeTotal=true` adds `X-Total-Count`. Whole exports run a few at a time per credential (`429`) and per node (`503`), both with `Retry-After`; one whose client takes no bytes for a minute (by default) is cut off. `HEAD` answers the headers (checking the parameters) without running it.
          *
          *     CSV and XLSX columns, in this order.
          *
@@ -274,16 +354,16 @@ export interface paths {
          *     | `createdAt` | datetime | date, format `yyyy-mm-dd hh:mm:ss` (UTC) |
          *     | `updatedAt` | datetime | date, format `yyyy-mm-dd hh:mm:ss` (UTC) |
          */
-        get: operations["listProductParameters"];
+        get: operations["exportProductParameters"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         /**
-         * List product-parameters: headers only
+         * Export product-parameters: headers only
          * @description The same request as the GET, its parameters checked and its headers sent, without the body: a cheap check before a long download.
          */
-        head: operations["listProductParametersHead"];
+        head: operations["exportProductParametersHead"];
         patch?: never;
         trace?: never;
     };
@@ -296,7 +376,7 @@ export interface paths {
         };
         /**
          * Get one product parameter value
-         * @description Needs scope `product-parameters:read`. JSON only (CSV and XLSX are for listings): an `Accept` that excludes `application/json` gets `406`.
+         * @description Needs scope `product-parameters:read`. JSON only (the files are for listings): an `Accept` that excludes `application/json` gets `406`. `Last-Modified` is its `updatedAt`.
          */
         get: operations["getProductParameter"];
         put?: never;
@@ -318,7 +398,27 @@ export interface paths {
          * List product-filters
          * @description Faceted-navigation values of products (for example Colour = red). Needs scope `product-filters:read`. Keyset-paginated; see `Link` and `pagination.nextCursor`.
          *
-         *     Answers in JSON, NDJSON, CSV or XLSX (`format=` or `Accept`). Without `limit` or `cursor`, NDJSON, CSV and XLSX stream every matching row; with them they page like JSON and carry `Link`. `includeTotal=true` adds `X-Total-Count`. Whole exports run a few at a time per credential (`429`) and per node (`503`), both with `Retry-After`; one whose client takes no bytes for a minute (by default) is cut off.
+         *     The same listing also answers in NDJSON, CSV or XLSX by `format=` or `Accept` (kept for existing clients); typed clients use `GET /api/v2/product-filters/export`, which documents those answers. Without `limit` or `cursor` it streams every matching row; with them it pages like JSON and carries `Link`. `includeTotal=true` adds `X-Total-Count`. Whole exports run a few at a time per credential (`429`) and per node (`503`), both with `Retry-After`; one whose client takes no bytes for a minute (by default) is cut off. `HEAD` answers the headers (checking the parameters) without running it.
+         */
+        get: operations["listProductFilters"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/product-filters/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export product-filters
+         * @description Faceted-navigation values of products (for example Colour = red). Needs scope `product-filters:read`. The listing as a file: NDJSON, CSV or XLSX (`format`, required), with the same filters, sort, `fields`, `include` and CSV options as `GET /api/v2/product-filters`. Without `limit` or `cursor` it streams every matching row; with them it pages like JSON and carries `Link`. `includeTotal=true` adds `X-Total-Count`. Whole exports run a few at a time per credential (`429`) and per node (`503`), both with `Retry-After`; one whose client takes no bytes for a minute (by default) is cut off. `HEAD` answers the headers (checking the parameters) without running it.
          *
          *     CSV and XLSX columns, in this order.
          *
@@ -333,16 +433,16 @@ export interface paths {
          *     | `createdAt` | datetime | date, format `yyyy-mm-dd hh:mm:ss` (UTC) |
          *     | `updatedAt` | datetime | date, format `yyyy-mm-dd hh:mm:ss` (UTC) |
          */
-        get: operations["listProductFilters"];
+        get: operations["exportProductFilters"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         /**
-         * List product-filters: headers only
+         * Export product-filters: headers only
          * @description The same request as the GET, its parameters checked and its headers sent, without the body: a cheap check before a long download.
          */
-        head: operations["listProductFiltersHead"];
+        head: operations["exportProductFiltersHead"];
         patch?: never;
         trace?: never;
     };
@@ -355,7 +455,7 @@ export interface paths {
         };
         /**
          * Get one product filter value
-         * @description Needs scope `product-filters:read`. JSON only (CSV and XLSX are for listings): an `Accept` that excludes `application/json` gets `406`.
+         * @description Needs scope `product-filters:read`. JSON only (the files are for listings): an `Accept` that excludes `application/json` gets `406`. `Last-Modified` is its `updatedAt`.
          */
         get: operations["getProductFilter"];
         put?: never;
@@ -377,7 +477,27 @@ export interface paths {
          * List orders
          * @description Orders with their items, addresses and totals. Needs scope `orders:read`. Keyset-paginated; see `Link` and `pagination.nextCursor`.
          *
-         *     Answers in JSON, NDJSON, CSV or XLSX (`format=` or `Accept`). Without `limit` or `cursor`, NDJSON, CSV and XLSX stream every matching row; with them they page like JSON and carry `Link`. `includeTotal=true` adds `X-Total-Count`. Whole exports run a few at a time per credential (`429`) and per node (`503`), both with `Retry-After`; one whose client takes no bytes for a minute (by default) is cut off.
+         *     The same listing also answers in NDJSON, CSV or XLSX by `format=` or `Accept` (kept for existing clients); typed clients use `GET /api/v2/orders/export`, which documents those answers. Without `limit` or `cursor` it streams every matching row; with them it pages like JSON and carries `Link`. `includeTotal=true` adds `X-Total-Count`. Whole exports run a few at a time per credential (`429`) and per node (`503`), both with `Retry-After`; one whose client takes no bytes for a minute (by default) is cut off. `HEAD` answers the headers (checking the parameters) without running it.
+         */
+        get: operations["listOrders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/orders/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export orders
+         * @description Orders with their items, addresses and totals. Needs scope `orders:read`. The listing as a file: NDJSON, CSV or XLSX (`format`, required), with the same filters, sort, `fields`, `include` and CSV options as `GET /api/v2/orders`. Without `limit` or `cursor` it streams every matching row; with them it pages like JSON and carries `Link`. `includeTotal=true` adds `X-Total-Count`. Whole exports run a few at a time per credential (`429`) and per node (`503`), both with `Retry-After`; one whose client takes no bytes for a minute (by default) is cut off. `HEAD` answers the headers (checking the parameters) without running it.
          *
          *     CSV and XLSX columns, in this order. One row per element of `items`, with the order's own columns repeated on each.
          *
@@ -417,16 +537,16 @@ export interface paths {
          *     | `items.vatRate` | number | number |
          *     | `items.total` | money | number, format `#,##0.00` |
          */
-        get: operations["listOrders"];
+        get: operations["exportOrders"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         /**
-         * List orders: headers only
+         * Export orders: headers only
          * @description The same request as the GET, its parameters checked and its headers sent, without the body: a cheap check before a long download.
          */
-        head: operations["listOrdersHead"];
+        head: operations["exportOrdersHead"];
         patch?: never;
         trace?: never;
     };
@@ -439,7 +559,7 @@ export interface paths {
         };
         /**
          * Get one order
-         * @description Needs scope `orders:read`. JSON only (CSV and XLSX are for listings): an `Accept` that excludes `application/json` gets `406`.
+         * @description Needs scope `orders:read`. JSON only (the files are for listings): an `Accept` that excludes `application/json` gets `406`. `Last-Modified` is its `updatedAt`.
          */
         get: operations["getOrder"];
         put?: never;
@@ -1687,6 +1807,10 @@ export interface operations {
                 delimiter?: "," | ";" | "\t" | "|";
                 /** @description CSV only: start with a UTF-8 byte order mark (default false). */
                 bom?: "true" | "false";
+                /** @description CSV only: a CSV for the spreadsheet of this locale. Sets the delimiter (`;` where the decimal mark is a comma), the decimal mark of number and money cells, and the BOM; writes date-times as `2026-01-31 12:00:00,000` (UTC; the decimal mark before the milliseconds), which spreadsheets read as dates, and number-like text (article numbers such as `00123`, EANs) as `="00123"`, which they show as text. `delimiter`, `bom` and `decimal` given beside it win. For `cs-CZ`: `;`, `1299,50`, BOM. */
+                locale?: "cs-CZ" | "sk-SK" | "de-DE" | "de-AT" | "pl-PL" | "fr-FR" | "it-IT" | "es-ES" | "nl-NL" | "de-CH" | "en-GB" | "en-US";
+                /** @description CSV only: the decimal mark of number and money cells (default `.`, or the locale's); integers have none. `,` needs a delimiter other than `,`. */
+                decimal?: "." | ",";
                 /** @description CSV only (default true): a text cell starting with `=`, `+`, `-`, `@`, tab or CR (which a spreadsheet would run as a formula) starts with `'`; a plain signed number such as `-123` is left as it is. `false` writes every value exactly as JSON has it, for programs that read the CSV. */
                 escapeFormulas?: "true" | "false";
                 /** @description Case-insensitive substring of the name or the article number. */
@@ -1710,7 +1834,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The page (JSON), or the rows as a CSV or XLSX attachment. */
+            /** @description The page. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1720,6 +1844,122 @@ export interface operations {
                         data: components["schemas"]["Product"][];
                         pagination: components["schemas"]["Pagination"];
                     };
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    exportProducts: {
+        parameters: {
+            query: {
+                /** @description Page size, 1 to 1000 (default 50). */
+                limit?: number;
+                /** @description Opaque position from `pagination.nextCursor`. It remembers the filters and sort, and is signed: sent alone it continues the same listing; an altered cursor is a `400` naming `cursor`, one sent with other filters or sort a `400 cursor_mismatch`. */
+                cursor?: string;
+                /** @description Sort order (default id); ties are broken by id. */
+                sort?: "id" | "-id" | "updatedAt" | "-updatedAt";
+                /** @description Adds `pagination.total` (costs a count query). */
+                includeTotal?: "true" | "false";
+                /** @description Only items changed at or after this instant (RFC 3339 date-time or date; UTC when no offset). */
+                updatedSince?: string;
+                /** @description Only these ids; comma list. */
+                ids?: string;
+                /** @description Only these fields, comma list (`id` always comes too), in every format; the query selects only them. Fields: id, articleNumber, name, description, status, brandId, categoryId, ean, price, currency, vatRate, stock, weight, url, createdAt, updatedAt. `<include>.<field>` (`brand.id`) trims an included object to those fields. An unknown name is a `400` naming `fields`. */
+                fields?: string;
+                /** @description Related data to embed, comma list: `brand` (The brand (null when none); scope `brands:read`), `category` (The category (null when none); scope `categories:read`), `parameters` (The parameter values, in id order; scope `product-parameters:read`), `filters` (The filter values, in id order; scope `product-filters:read`). Each needs its own read scope (`403` otherwise); CSV and XLSX carry an object as prefixed columns (`brand.name`), an array as one JSON column. */
+                include?: string;
+                /** @description The file format (required). Without `limit` or `cursor`, every matching row. */
+                format: "ndjson" | "csv" | "xlsx";
+                /** @description CSV field delimiter (default `,`); `;` for spreadsheets of locales that expect it. Ignored by JSON and XLSX. */
+                delimiter?: "," | ";" | "\t" | "|";
+                /** @description CSV only: start with a UTF-8 byte order mark (default false). */
+                bom?: "true" | "false";
+                /** @description CSV only: a CSV for the spreadsheet of this locale. Sets the delimiter (`;` where the decimal mark is a comma), the decimal mark of number and money cells, and the BOM; writes date-times as `2026-01-31 12:00:00,000` (UTC; the decimal mark before the milliseconds), which spreadsheets read as dates, and number-like text (article numbers such as `00123`, EANs) as `="00123"`, which they show as text. `delimiter`, `bom` and `decimal` given beside it win. For `cs-CZ`: `;`, `1299,50`, BOM. */
+                locale?: "cs-CZ" | "sk-SK" | "de-DE" | "de-AT" | "pl-PL" | "fr-FR" | "it-IT" | "es-ES" | "nl-NL" | "de-CH" | "en-GB" | "en-US";
+                /** @description CSV only: the decimal mark of number and money cells (default `.`, or the locale's); integers have none. `,` needs a delimiter other than `,`. */
+                decimal?: "." | ",";
+                /** @description CSV only (default true): a text cell starting with `=`, `+`, `-`, `@`, tab or CR (which a spreadsheet would run as a formula) starts with `'`; a plain signed number such as `-123` is left as it is. `false` writes every value exactly as JSON has it, for programs that read the CSV. */
+                escapeFormulas?: "true" | "false";
+                /** @description Case-insensitive substring of the name or the article number. */
+                q?: string;
+                /** @description Case-insensitive substring of the name. */
+                name?: string;
+                /** @description Article numbers. Exact match; comma list. Example: `A-100,A-200`. */
+                articleNumber?: string;
+                /** @description Statuses. Comma list of: active, draft, archived. Example: `active,draft`. */
+                status?: string;
+                /** @description Brand ids. Comma list of ids. Example: `1,2,3`. */
+                brandId?: string;
+                /** @description Category ids, comma list. With `includeSubcategories=true` products of their subcategories match too. Example: `3,4`. */
+                categoryId?: string;
+                /** @description With `categoryId`, also match products in every subcategory of those categories. */
+                includeSubcategories?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rows as an attachment (`Content-Disposition: attachment; filename="products-<date>.<ndjson|csv|xlsx>"`). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/x-ndjson": string;
                     "text/csv": string;
                     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
@@ -1781,9 +2021,9 @@ export interface operations {
             };
         };
     };
-    listProductsHead: {
+    exportProductsHead: {
         parameters: {
-            query?: {
+            query: {
                 /** @description Page size, 1 to 1000 (default 50). */
                 limit?: number;
                 /** @description Opaque position from `pagination.nextCursor`. It remembers the filters and sort, and is signed: sent alone it continues the same listing; an altered cursor is a `400` naming `cursor`, one sent with other filters or sort a `400 cursor_mismatch`. */
@@ -1800,12 +2040,16 @@ export interface operations {
                 fields?: string;
                 /** @description Related data to embed, comma list: `brand` (The brand (null when none); scope `brands:read`), `category` (The category (null when none); scope `categories:read`), `parameters` (The parameter values, in id order; scope `product-parameters:read`), `filters` (The filter values, in id order; scope `product-filters:read`). Each needs its own read scope (`403` otherwise); CSV and XLSX carry an object as prefixed columns (`brand.name`), an array as one JSON column. */
                 include?: string;
-                /** @description Output format; wins over `Accept`. Without `limit` or `cursor`, NDJSON, CSV and XLSX carry every matching row. */
-                format?: "json" | "ndjson" | "csv" | "xlsx";
+                /** @description The file format (required). Without `limit` or `cursor`, every matching row. */
+                format: "ndjson" | "csv" | "xlsx";
                 /** @description CSV field delimiter (default `,`); `;` for spreadsheets of locales that expect it. Ignored by JSON and XLSX. */
                 delimiter?: "," | ";" | "\t" | "|";
                 /** @description CSV only: start with a UTF-8 byte order mark (default false). */
                 bom?: "true" | "false";
+                /** @description CSV only: a CSV for the spreadsheet of this locale. Sets the delimiter (`;` where the decimal mark is a comma), the decimal mark of number and money cells, and the BOM; writes date-times as `2026-01-31 12:00:00,000` (UTC; the decimal mark before the milliseconds), which spreadsheets read as dates, and number-like text (article numbers such as `00123`, EANs) as `="00123"`, which they show as text. `delimiter`, `bom` and `decimal` given beside it win. For `cs-CZ`: `;`, `1299,50`, BOM. */
+                locale?: "cs-CZ" | "sk-SK" | "de-DE" | "de-AT" | "pl-PL" | "fr-FR" | "it-IT" | "es-ES" | "nl-NL" | "de-CH" | "en-GB" | "en-US";
+                /** @description CSV only: the decimal mark of number and money cells (default `.`, or the locale's); integers have none. `,` needs a delimiter other than `,`. */
+                decimal?: "." | ",";
                 /** @description CSV only (default true): a text cell starting with `=`, `+`, `-`, `@`, tab or CR (which a spreadsheet would run as a formula) starts with `'`; a plain signed number such as `-123` is left as it is. `false` writes every value exactly as JSON has it, for programs that read the CSV. */
                 escapeFormulas?: "true" | "false";
                 /** @description Case-insensitive substring of the name or the article number. */
@@ -1985,6 +2229,10 @@ export interface operations {
                 delimiter?: "," | ";" | "\t" | "|";
                 /** @description CSV only: start with a UTF-8 byte order mark (default false). */
                 bom?: "true" | "false";
+                /** @description CSV only: a CSV for the spreadsheet of this locale. Sets the delimiter (`;` where the decimal mark is a comma), the decimal mark of number and money cells, and the BOM; writes date-times as `2026-01-31 12:00:00,000` (UTC; the decimal mark before the milliseconds), which spreadsheets read as dates, and number-like text (article numbers such as `00123`, EANs) as `="00123"`, which they show as text. `delimiter`, `bom` and `decimal` given beside it win. For `cs-CZ`: `;`, `1299,50`, BOM. */
+                locale?: "cs-CZ" | "sk-SK" | "de-DE" | "de-AT" | "pl-PL" | "fr-FR" | "it-IT" | "es-ES" | "nl-NL" | "de-CH" | "en-GB" | "en-US";
+                /** @description CSV only: the decimal mark of number and money cells (default `.`, or the locale's); integers have none. `,` needs a delimiter other than `,`. */
+                decimal?: "." | ",";
                 /** @description CSV only (default true): a text cell starting with `=`, `+`, `-`, `@`, tab or CR (which a spreadsheet would run as a formula) starts with `'`; a plain signed number such as `-123` is left as it is. `false` writes every value exactly as JSON has it, for programs that read the CSV. */
                 escapeFormulas?: "true" | "false";
                 /** @description Parent category ids, comma list; `null` for the root categories. Examples: `null`, `1,2`. */
@@ -1996,7 +2244,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The page (JSON), or the rows as a CSV or XLSX attachment. */
+            /** @description The page. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2006,6 +2254,108 @@ export interface operations {
                         data: components["schemas"]["Category"][];
                         pagination: components["schemas"]["Pagination"];
                     };
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    exportCategories: {
+        parameters: {
+            query: {
+                /** @description Page size, 1 to 1000 (default 50). */
+                limit?: number;
+                /** @description Opaque position from `pagination.nextCursor`. It remembers the filters and sort, and is signed: sent alone it continues the same listing; an altered cursor is a `400` naming `cursor`, one sent with other filters or sort a `400 cursor_mismatch`. */
+                cursor?: string;
+                /** @description Sort order (default id); ties are broken by id. */
+                sort?: "id" | "-id" | "updatedAt" | "-updatedAt";
+                /** @description Adds `pagination.total` (costs a count query). */
+                includeTotal?: "true" | "false";
+                /** @description Only items changed at or after this instant (RFC 3339 date-time or date; UTC when no offset). */
+                updatedSince?: string;
+                /** @description Only these ids; comma list. */
+                ids?: string;
+                /** @description Only these fields, comma list (`id` always comes too), in every format; the query selects only them. Fields: id, parentId, name, slug, position, createdAt, updatedAt. An unknown name is a `400` naming `fields`. */
+                fields?: string;
+                /** @description The file format (required). Without `limit` or `cursor`, every matching row. */
+                format: "ndjson" | "csv" | "xlsx";
+                /** @description CSV field delimiter (default `,`); `;` for spreadsheets of locales that expect it. Ignored by JSON and XLSX. */
+                delimiter?: "," | ";" | "\t" | "|";
+                /** @description CSV only: start with a UTF-8 byte order mark (default false). */
+                bom?: "true" | "false";
+                /** @description CSV only: a CSV for the spreadsheet of this locale. Sets the delimiter (`;` where the decimal mark is a comma), the decimal mark of number and money cells, and the BOM; writes date-times as `2026-01-31 12:00:00,000` (UTC; the decimal mark before the milliseconds), which spreadsheets read as dates, and number-like text (article numbers such as `00123`, EANs) as `="00123"`, which they show as text. `delimiter`, `bom` and `decimal` given beside it win. For `cs-CZ`: `;`, `1299,50`, BOM. */
+                locale?: "cs-CZ" | "sk-SK" | "de-DE" | "de-AT" | "pl-PL" | "fr-FR" | "it-IT" | "es-ES" | "nl-NL" | "de-CH" | "en-GB" | "en-US";
+                /** @description CSV only: the decimal mark of number and money cells (default `.`, or the locale's); integers have none. `,` needs a delimiter other than `,`. */
+                decimal?: "." | ",";
+                /** @description CSV only (default true): a text cell starting with `=`, `+`, `-`, `@`, tab or CR (which a spreadsheet would run as a formula) starts with `'`; a plain signed number such as `-123` is left as it is. `false` writes every value exactly as JSON has it, for programs that read the CSV. */
+                escapeFormulas?: "true" | "false";
+                /** @description Parent category ids, comma list; `null` for the root categories. Examples: `null`, `1,2`. */
+                parentId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rows as an attachment (`Content-Disposition: attachment; filename="categories-<date>.<ndjson|csv|xlsx>"`). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/x-ndjson": string;
                     "text/csv": string;
                     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
@@ -2067,9 +2417,9 @@ export interface operations {
             };
         };
     };
-    listCategoriesHead: {
+    exportCategoriesHead: {
         parameters: {
-            query?: {
+            query: {
                 /** @description Page size, 1 to 1000 (default 50). */
                 limit?: number;
                 /** @description Opaque position from `pagination.nextCursor`. It remembers the filters and sort, and is signed: sent alone it continues the same listing; an altered cursor is a `400` naming `cursor`, one sent with other filters or sort a `400 cursor_mismatch`. */
@@ -2084,12 +2434,16 @@ export interface operations {
                 ids?: string;
                 /** @description Only these fields, comma list (`id` always comes too), in every format; the query selects only them. Fields: id, parentId, name, slug, position, createdAt, updatedAt. An unknown name is a `400` naming `fields`. */
                 fields?: string;
-                /** @description Output format; wins over `Accept`. Without `limit` or `cursor`, NDJSON, CSV and XLSX carry every matching row. */
-                format?: "json" | "ndjson" | "csv" | "xlsx";
+                /** @description The file format (required). Without `limit` or `cursor`, every matching row. */
+                format: "ndjson" | "csv" | "xlsx";
                 /** @description CSV field delimiter (default `,`); `;` for spreadsheets of locales that expect it. Ignored by JSON and XLSX. */
                 delimiter?: "," | ";" | "\t" | "|";
                 /** @description CSV only: start with a UTF-8 byte order mark (default false). */
                 bom?: "true" | "false";
+                /** @description CSV only: a CSV for the spreadsheet of this locale. Sets the delimiter (`;` where the decimal mark is a comma), the decimal mark of number and money cells, and the BOM; writes date-times as `2026-01-31 12:00:00,000` (UTC; the decimal mark before the milliseconds), which spreadsheets read as dates, and number-like text (article numbers such as `00123`, EANs) as `="00123"`, which they show as text. `delimiter`, `bom` and `decimal` given beside it win. For `cs-CZ`: `;`, `1299,50`, BOM. */
+                locale?: "cs-CZ" | "sk-SK" | "de-DE" | "de-AT" | "pl-PL" | "fr-FR" | "it-IT" | "es-ES" | "nl-NL" | "de-CH" | "en-GB" | "en-US";
+                /** @description CSV only: the decimal mark of number and money cells (default `.`, or the locale's); integers have none. `,` needs a delimiter other than `,`. */
+                decimal?: "." | ",";
                 /** @description CSV only (default true): a text cell starting with `=`, `+`, `-`, `@`, tab or CR (which a spreadsheet would run as a formula) starts with `'`; a plain signed number such as `-123` is left as it is. `false` writes every value exactly as JSON has it, for programs that read the CSV. */
                 escapeFormulas?: "true" | "false";
                 /** @description Parent category ids, comma list; `null` for the root categories. Examples: `null`, `1,2`. */
@@ -2255,6 +2609,10 @@ export interface operations {
                 delimiter?: "," | ";" | "\t" | "|";
                 /** @description CSV only: start with a UTF-8 byte order mark (default false). */
                 bom?: "true" | "false";
+                /** @description CSV only: a CSV for the spreadsheet of this locale. Sets the delimiter (`;` where the decimal mark is a comma), the decimal mark of number and money cells, and the BOM; writes date-times as `2026-01-31 12:00:00,000` (UTC; the decimal mark before the milliseconds), which spreadsheets read as dates, and number-like text (article numbers such as `00123`, EANs) as `="00123"`, which they show as text. `delimiter`, `bom` and `decimal` given beside it win. For `cs-CZ`: `;`, `1299,50`, BOM. */
+                locale?: "cs-CZ" | "sk-SK" | "de-DE" | "de-AT" | "pl-PL" | "fr-FR" | "it-IT" | "es-ES" | "nl-NL" | "de-CH" | "en-GB" | "en-US";
+                /** @description CSV only: the decimal mark of number and money cells (default `.`, or the locale's); integers have none. `,` needs a delimiter other than `,`. */
+                decimal?: "." | ",";
                 /** @description CSV only (default true): a text cell starting with `=`, `+`, `-`, `@`, tab or CR (which a spreadsheet would run as a formula) starts with `'`; a plain signed number such as `-123` is left as it is. `false` writes every value exactly as JSON has it, for programs that read the CSV. */
                 escapeFormulas?: "true" | "false";
                 /** @description Case-insensitive substring of the name. */
@@ -2266,7 +2624,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The page (JSON), or the rows as a CSV or XLSX attachment. */
+            /** @description The page. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2276,6 +2634,108 @@ export interface operations {
                         data: components["schemas"]["Brand"][];
                         pagination: components["schemas"]["Pagination"];
                     };
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    exportBrands: {
+        parameters: {
+            query: {
+                /** @description Page size, 1 to 1000 (default 50). */
+                limit?: number;
+                /** @description Opaque position from `pagination.nextCursor`. It remembers the filters and sort, and is signed: sent alone it continues the same listing; an altered cursor is a `400` naming `cursor`, one sent with other filters or sort a `400 cursor_mismatch`. */
+                cursor?: string;
+                /** @description Sort order (default id); ties are broken by id. */
+                sort?: "id" | "-id" | "updatedAt" | "-updatedAt";
+                /** @description Adds `pagination.total` (costs a count query). */
+                includeTotal?: "true" | "false";
+                /** @description Only items changed at or after this instant (RFC 3339 date-time or date; UTC when no offset). */
+                updatedSince?: string;
+                /** @description Only these ids; comma list. */
+                ids?: string;
+                /** @description Only these fields, comma list (`id` always comes too), in every format; the query selects only them. Fields: id, name, slug, description, website, createdAt, updatedAt. An unknown name is a `400` naming `fields`. */
+                fields?: string;
+                /** @description The file format (required). Without `limit` or `cursor`, every matching row. */
+                format: "ndjson" | "csv" | "xlsx";
+                /** @description CSV field delimiter (default `,`); `;` for spreadsheets of locales that expect it. Ignored by JSON and XLSX. */
+                delimiter?: "," | ";" | "\t" | "|";
+                /** @description CSV only: start with a UTF-8 byte order mark (default false). */
+                bom?: "true" | "false";
+                /** @description CSV only: a CSV for the spreadsheet of this locale. Sets the delimiter (`;` where the decimal mark is a comma), the decimal mark of number and money cells, and the BOM; writes date-times as `2026-01-31 12:00:00,000` (UTC; the decimal mark before the milliseconds), which spreadsheets read as dates, and number-like text (article numbers such as `00123`, EANs) as `="00123"`, which they show as text. `delimiter`, `bom` and `decimal` given beside it win. For `cs-CZ`: `;`, `1299,50`, BOM. */
+                locale?: "cs-CZ" | "sk-SK" | "de-DE" | "de-AT" | "pl-PL" | "fr-FR" | "it-IT" | "es-ES" | "nl-NL" | "de-CH" | "en-GB" | "en-US";
+                /** @description CSV only: the decimal mark of number and money cells (default `.`, or the locale's); integers have none. `,` needs a delimiter other than `,`. */
+                decimal?: "." | ",";
+                /** @description CSV only (default true): a text cell starting with `=`, `+`, `-`, `@`, tab or CR (which a spreadsheet would run as a formula) starts with `'`; a plain signed number such as `-123` is left as it is. `false` writes every value exactly as JSON has it, for programs that read the CSV. */
+                escapeFormulas?: "true" | "false";
+                /** @description Case-insensitive substring of the name. */
+                search?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rows as an attachment (`Content-Disposition: attachment; filename="brands-<date>.<ndjson|csv|xlsx>"`). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/x-ndjson": string;
                     "text/csv": string;
                     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
@@ -2337,9 +2797,9 @@ export interface operations {
             };
         };
     };
-    listBrandsHead: {
+    exportBrandsHead: {
         parameters: {
-            query?: {
+            query: {
                 /** @description Page size, 1 to 1000 (default 50). */
                 limit?: number;
                 /** @description Opaque position from `pagination.nextCursor`. It remembers the filters and sort, and is signed: sent alone it continues the same listing; an altered cursor is a `400` naming `cursor`, one sent with other filters or sort a `400 cursor_mismatch`. */
@@ -2354,12 +2814,16 @@ export interface operations {
                 ids?: string;
                 /** @description Only these fields, comma list (`id` always comes too), in every format; the query selects only them. Fields: id, name, slug, description, website, createdAt, updatedAt. An unknown name is a `400` naming `fields`. */
                 fields?: string;
-                /** @description Output format; wins over `Accept`. Without `limit` or `cursor`, NDJSON, CSV and XLSX carry every matching row. */
-                format?: "json" | "ndjson" | "csv" | "xlsx";
+                /** @description The file format (required). Without `limit` or `cursor`, every matching row. */
+                format: "ndjson" | "csv" | "xlsx";
                 /** @description CSV field delimiter (default `,`); `;` for spreadsheets of locales that expect it. Ignored by JSON and XLSX. */
                 delimiter?: "," | ";" | "\t" | "|";
                 /** @description CSV only: start with a UTF-8 byte order mark (default false). */
                 bom?: "true" | "false";
+                /** @description CSV only: a CSV for the spreadsheet of this locale. Sets the delimiter (`;` where the decimal mark is a comma), the decimal mark of number and money cells, and the BOM; writes date-times as `2026-01-31 12:00:00,000` (UTC; the decimal mark before the milliseconds), which spreadsheets read as dates, and number-like text (article numbers such as `00123`, EANs) as `="00123"`, which they show as text. `delimiter`, `bom` and `decimal` given beside it win. For `cs-CZ`: `;`, `1299,50`, BOM. */
+                locale?: "cs-CZ" | "sk-SK" | "de-DE" | "de-AT" | "pl-PL" | "fr-FR" | "it-IT" | "es-ES" | "nl-NL" | "de-CH" | "en-GB" | "en-US";
+                /** @description CSV only: the decimal mark of number and money cells (default `.`, or the locale's); integers have none. `,` needs a delimiter other than `,`. */
+                decimal?: "." | ",";
                 /** @description CSV only (default true): a text cell starting with `=`, `+`, `-`, `@`, tab or CR (which a spreadsheet would run as a formula) starts with `'`; a plain signed number such as `-123` is left as it is. `false` writes every value exactly as JSON has it, for programs that read the CSV. */
                 escapeFormulas?: "true" | "false";
                 /** @description Case-insensitive substring of the name. */
@@ -2525,6 +2989,10 @@ export interface operations {
                 delimiter?: "," | ";" | "\t" | "|";
                 /** @description CSV only: start with a UTF-8 byte order mark (default false). */
                 bom?: "true" | "false";
+                /** @description CSV only: a CSV for the spreadsheet of this locale. Sets the delimiter (`;` where the decimal mark is a comma), the decimal mark of number and money cells, and the BOM; writes date-times as `2026-01-31 12:00:00,000` (UTC; the decimal mark before the milliseconds), which spreadsheets read as dates, and number-like text (article numbers such as `00123`, EANs) as `="00123"`, which they show as text. `delimiter`, `bom` and `decimal` given beside it win. For `cs-CZ`: `;`, `1299,50`, BOM. */
+                locale?: "cs-CZ" | "sk-SK" | "de-DE" | "de-AT" | "pl-PL" | "fr-FR" | "it-IT" | "es-ES" | "nl-NL" | "de-CH" | "en-GB" | "en-US";
+                /** @description CSV only: the decimal mark of number and money cells (default `.`, or the locale's); integers have none. `,` needs a delimiter other than `,`. */
+                decimal?: "." | ",";
                 /** @description CSV only (default true): a text cell starting with `=`, `+`, `-`, `@`, tab or CR (which a spreadsheet would run as a formula) starts with `'`; a plain signed number such as `-123` is left as it is. `false` writes every value exactly as JSON has it, for programs that read the CSV. */
                 escapeFormulas?: "true" | "false";
                 /** @description Product ids. Comma list of ids. Example: `1,2,3`. */
@@ -2538,7 +3006,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The page (JSON), or the rows as a CSV or XLSX attachment. */
+            /** @description The page. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2548,6 +3016,110 @@ export interface operations {
                         data: components["schemas"]["Productparametervalue"][];
                         pagination: components["schemas"]["Pagination"];
                     };
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    exportProductParameters: {
+        parameters: {
+            query: {
+                /** @description Page size, 1 to 1000 (default 50). */
+                limit?: number;
+                /** @description Opaque position from `pagination.nextCursor`. It remembers the filters and sort, and is signed: sent alone it continues the same listing; an altered cursor is a `400` naming `cursor`, one sent with other filters or sort a `400 cursor_mismatch`. */
+                cursor?: string;
+                /** @description Sort order (default id); ties are broken by id. */
+                sort?: "id" | "-id" | "updatedAt" | "-updatedAt";
+                /** @description Adds `pagination.total` (costs a count query). */
+                includeTotal?: "true" | "false";
+                /** @description Only items changed at or after this instant (RFC 3339 date-time or date; UTC when no offset). */
+                updatedSince?: string;
+                /** @description Only these ids; comma list. */
+                ids?: string;
+                /** @description Only these fields, comma list (`id` always comes too), in every format; the query selects only them. Fields: id, productId, parameterId, parameterName, value, unit, createdAt, updatedAt. An unknown name is a `400` naming `fields`. */
+                fields?: string;
+                /** @description The file format (required). Without `limit` or `cursor`, every matching row. */
+                format: "ndjson" | "csv" | "xlsx";
+                /** @description CSV field delimiter (default `,`); `;` for spreadsheets of locales that expect it. Ignored by JSON and XLSX. */
+                delimiter?: "," | ";" | "\t" | "|";
+                /** @description CSV only: start with a UTF-8 byte order mark (default false). */
+                bom?: "true" | "false";
+                /** @description CSV only: a CSV for the spreadsheet of this locale. Sets the delimiter (`;` where the decimal mark is a comma), the decimal mark of number and money cells, and the BOM; writes date-times as `2026-01-31 12:00:00,000` (UTC; the decimal mark before the milliseconds), which spreadsheets read as dates, and number-like text (article numbers such as `00123`, EANs) as `="00123"`, which they show as text. `delimiter`, `bom` and `decimal` given beside it win. For `cs-CZ`: `;`, `1299,50`, BOM. */
+                locale?: "cs-CZ" | "sk-SK" | "de-DE" | "de-AT" | "pl-PL" | "fr-FR" | "it-IT" | "es-ES" | "nl-NL" | "de-CH" | "en-GB" | "en-US";
+                /** @description CSV only: the decimal mark of number and money cells (default `.`, or the locale's); integers have none. `,` needs a delimiter other than `,`. */
+                decimal?: "." | ",";
+                /** @description CSV only (default true): a text cell starting with `=`, `+`, `-`, `@`, tab or CR (which a spreadsheet would run as a formula) starts with `'`; a plain signed number such as `-123` is left as it is. `false` writes every value exactly as JSON has it, for programs that read the CSV. */
+                escapeFormulas?: "true" | "false";
+                /** @description Product ids. Comma list of ids. Example: `1,2,3`. */
+                productId?: string;
+                /** @description Parameter ids. Comma list of ids. Example: `1,2,3`. */
+                parameterId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rows as an attachment (`Content-Disposition: attachment; filename="product-parameters-<date>.<ndjson|csv|xlsx>"`). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/x-ndjson": string;
                     "text/csv": string;
                     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
@@ -2609,9 +3181,9 @@ export interface operations {
             };
         };
     };
-    listProductParametersHead: {
+    exportProductParametersHead: {
         parameters: {
-            query?: {
+            query: {
                 /** @description Page size, 1 to 1000 (default 50). */
                 limit?: number;
                 /** @description Opaque position from `pagination.nextCursor`. It remembers the filters and sort, and is signed: sent alone it continues the same listing; an altered cursor is a `400` naming `cursor`, one sent with other filters or sort a `400 cursor_mismatch`. */
@@ -2626,12 +3198,16 @@ export interface operations {
                 ids?: string;
                 /** @description Only these fields, comma list (`id` always comes too), in every format; the query selects only them. Fields: id, productId, parameterId, parameterName, value, unit, createdAt, updatedAt. An unknown name is a `400` naming `fields`. */
                 fields?: string;
-                /** @description Output format; wins over `Accept`. Without `limit` or `cursor`, NDJSON, CSV and XLSX carry every matching row. */
-                format?: "json" | "ndjson" | "csv" | "xlsx";
+                /** @description The file format (required). Without `limit` or `cursor`, every matching row. */
+                format: "ndjson" | "csv" | "xlsx";
                 /** @description CSV field delimiter (default `,`); `;` for spreadsheets of locales that expect it. Ignored by JSON and XLSX. */
                 delimiter?: "," | ";" | "\t" | "|";
                 /** @description CSV only: start with a UTF-8 byte order mark (default false). */
                 bom?: "true" | "false";
+                /** @description CSV only: a CSV for the spreadsheet of this locale. Sets the delimiter (`;` where the decimal mark is a comma), the decimal mark of number and money cells, and the BOM; writes date-times as `2026-01-31 12:00:00,000` (UTC; the decimal mark before the milliseconds), which spreadsheets read as dates, and number-like text (article numbers such as `00123`, EANs) as `="00123"`, which they show as text. `delimiter`, `bom` and `decimal` given beside it win. For `cs-CZ`: `;`, `1299,50`, BOM. */
+                locale?: "cs-CZ" | "sk-SK" | "de-DE" | "de-AT" | "pl-PL" | "fr-FR" | "it-IT" | "es-ES" | "nl-NL" | "de-CH" | "en-GB" | "en-US";
+                /** @description CSV only: the decimal mark of number and money cells (default `.`, or the locale's); integers have none. `,` needs a delimiter other than `,`. */
+                decimal?: "." | ",";
                 /** @description CSV only (default true): a text cell starting with `=`, `+`, `-`, `@`, tab or CR (which a spreadsheet would run as a formula) starts with `'`; a plain signed number such as `-123` is left as it is. `false` writes every value exactly as JSON has it, for programs that read the CSV. */
                 escapeFormulas?: "true" | "false";
                 /** @description Product ids. Comma list of ids. Example: `1,2,3`. */
@@ -2799,6 +3375,10 @@ export interface operations {
                 delimiter?: "," | ";" | "\t" | "|";
                 /** @description CSV only: start with a UTF-8 byte order mark (default false). */
                 bom?: "true" | "false";
+                /** @description CSV only: a CSV for the spreadsheet of this locale. Sets the delimiter (`;` where the decimal mark is a comma), the decimal mark of number and money cells, and the BOM; writes date-times as `2026-01-31 12:00:00,000` (UTC; the decimal mark before the milliseconds), which spreadsheets read as dates, and number-like text (article numbers such as `00123`, EANs) as `="00123"`, which they show as text. `delimiter`, `bom` and `decimal` given beside it win. For `cs-CZ`: `;`, `1299,50`, BOM. */
+                locale?: "cs-CZ" | "sk-SK" | "de-DE" | "de-AT" | "pl-PL" | "fr-FR" | "it-IT" | "es-ES" | "nl-NL" | "de-CH" | "en-GB" | "en-US";
+                /** @description CSV only: the decimal mark of number and money cells (default `.`, or the locale's); integers have none. `,` needs a delimiter other than `,`. */
+                decimal?: "." | ",";
                 /** @description CSV only (default true): a text cell starting with `=`, `+`, `-`, `@`, tab or CR (which a spreadsheet would run as a formula) starts with `'`; a plain signed number such as `-123` is left as it is. `false` writes every value exactly as JSON has it, for programs that read the CSV. */
                 escapeFormulas?: "true" | "false";
                 /** @description Product ids. Comma list of ids. Example: `1,2,3`. */
@@ -2812,7 +3392,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The page (JSON), or the rows as a CSV or XLSX attachment. */
+            /** @description The page. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2822,6 +3402,110 @@ export interface operations {
                         data: components["schemas"]["Productfiltervalue"][];
                         pagination: components["schemas"]["Pagination"];
                     };
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    exportProductFilters: {
+        parameters: {
+            query: {
+                /** @description Page size, 1 to 1000 (default 50). */
+                limit?: number;
+                /** @description Opaque position from `pagination.nextCursor`. It remembers the filters and sort, and is signed: sent alone it continues the same listing; an altered cursor is a `400` naming `cursor`, one sent with other filters or sort a `400 cursor_mismatch`. */
+                cursor?: string;
+                /** @description Sort order (default id); ties are broken by id. */
+                sort?: "id" | "-id" | "updatedAt" | "-updatedAt";
+                /** @description Adds `pagination.total` (costs a count query). */
+                includeTotal?: "true" | "false";
+                /** @description Only items changed at or after this instant (RFC 3339 date-time or date; UTC when no offset). */
+                updatedSince?: string;
+                /** @description Only these ids; comma list. */
+                ids?: string;
+                /** @description Only these fields, comma list (`id` always comes too), in every format; the query selects only them. Fields: id, productId, filterId, filterName, valueId, value, createdAt, updatedAt. An unknown name is a `400` naming `fields`. */
+                fields?: string;
+                /** @description The file format (required). Without `limit` or `cursor`, every matching row. */
+                format: "ndjson" | "csv" | "xlsx";
+                /** @description CSV field delimiter (default `,`); `;` for spreadsheets of locales that expect it. Ignored by JSON and XLSX. */
+                delimiter?: "," | ";" | "\t" | "|";
+                /** @description CSV only: start with a UTF-8 byte order mark (default false). */
+                bom?: "true" | "false";
+                /** @description CSV only: a CSV for the spreadsheet of this locale. Sets the delimiter (`;` where the decimal mark is a comma), the decimal mark of number and money cells, and the BOM; writes date-times as `2026-01-31 12:00:00,000` (UTC; the decimal mark before the milliseconds), which spreadsheets read as dates, and number-like text (article numbers such as `00123`, EANs) as `="00123"`, which they show as text. `delimiter`, `bom` and `decimal` given beside it win. For `cs-CZ`: `;`, `1299,50`, BOM. */
+                locale?: "cs-CZ" | "sk-SK" | "de-DE" | "de-AT" | "pl-PL" | "fr-FR" | "it-IT" | "es-ES" | "nl-NL" | "de-CH" | "en-GB" | "en-US";
+                /** @description CSV only: the decimal mark of number and money cells (default `.`, or the locale's); integers have none. `,` needs a delimiter other than `,`. */
+                decimal?: "." | ",";
+                /** @description CSV only (default true): a text cell starting with `=`, `+`, `-`, `@`, tab or CR (which a spreadsheet would run as a formula) starts with `'`; a plain signed number such as `-123` is left as it is. `false` writes every value exactly as JSON has it, for programs that read the CSV. */
+                escapeFormulas?: "true" | "false";
+                /** @description Product ids. Comma list of ids. Example: `1,2,3`. */
+                productId?: string;
+                /** @description Filter ids. Comma list of ids. Example: `1,2,3`. */
+                filterId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rows as an attachment (`Content-Disposition: attachment; filename="product-filters-<date>.<ndjson|csv|xlsx>"`). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/x-ndjson": string;
                     "text/csv": string;
                     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
@@ -2883,9 +3567,9 @@ export interface operations {
             };
         };
     };
-    listProductFiltersHead: {
+    exportProductFiltersHead: {
         parameters: {
-            query?: {
+            query: {
                 /** @description Page size, 1 to 1000 (default 50). */
                 limit?: number;
                 /** @description Opaque position from `pagination.nextCursor`. It remembers the filters and sort, and is signed: sent alone it continues the same listing; an altered cursor is a `400` naming `cursor`, one sent with other filters or sort a `400 cursor_mismatch`. */
@@ -2900,12 +3584,16 @@ export interface operations {
                 ids?: string;
                 /** @description Only these fields, comma list (`id` always comes too), in every format; the query selects only them. Fields: id, productId, filterId, filterName, valueId, value, createdAt, updatedAt. An unknown name is a `400` naming `fields`. */
                 fields?: string;
-                /** @description Output format; wins over `Accept`. Without `limit` or `cursor`, NDJSON, CSV and XLSX carry every matching row. */
-                format?: "json" | "ndjson" | "csv" | "xlsx";
+                /** @description The file format (required). Without `limit` or `cursor`, every matching row. */
+                format: "ndjson" | "csv" | "xlsx";
                 /** @description CSV field delimiter (default `,`); `;` for spreadsheets of locales that expect it. Ignored by JSON and XLSX. */
                 delimiter?: "," | ";" | "\t" | "|";
                 /** @description CSV only: start with a UTF-8 byte order mark (default false). */
                 bom?: "true" | "false";
+                /** @description CSV only: a CSV for the spreadsheet of this locale. Sets the delimiter (`;` where the decimal mark is a comma), the decimal mark of number and money cells, and the BOM; writes date-times as `2026-01-31 12:00:00,000` (UTC; the decimal mark before the milliseconds), which spreadsheets read as dates, and number-like text (article numbers such as `00123`, EANs) as `="00123"`, which they show as text. `delimiter`, `bom` and `decimal` given beside it win. For `cs-CZ`: `;`, `1299,50`, BOM. */
+                locale?: "cs-CZ" | "sk-SK" | "de-DE" | "de-AT" | "pl-PL" | "fr-FR" | "it-IT" | "es-ES" | "nl-NL" | "de-CH" | "en-GB" | "en-US";
+                /** @description CSV only: the decimal mark of number and money cells (default `.`, or the locale's); integers have none. `,` needs a delimiter other than `,`. */
+                decimal?: "." | ",";
                 /** @description CSV only (default true): a text cell starting with `=`, `+`, `-`, `@`, tab or CR (which a spreadsheet would run as a formula) starts with `'`; a plain signed number such as `-123` is left as it is. `false` writes every value exactly as JSON has it, for programs that read the CSV. */
                 escapeFormulas?: "true" | "false";
                 /** @description Product ids. Comma list of ids. Example: `1,2,3`. */
@@ -3075,6 +3763,10 @@ export interface operations {
                 delimiter?: "," | ";" | "\t" | "|";
                 /** @description CSV only: start with a UTF-8 byte order mark (default false). */
                 bom?: "true" | "false";
+                /** @description CSV only: a CSV for the spreadsheet of this locale. Sets the delimiter (`;` where the decimal mark is a comma), the decimal mark of number and money cells, and the BOM; writes date-times as `2026-01-31 12:00:00,000` (UTC; the decimal mark before the milliseconds), which spreadsheets read as dates, and number-like text (article numbers such as `00123`, EANs) as `="00123"`, which they show as text. `delimiter`, `bom` and `decimal` given beside it win. For `cs-CZ`: `;`, `1299,50`, BOM. */
+                locale?: "cs-CZ" | "sk-SK" | "de-DE" | "de-AT" | "pl-PL" | "fr-FR" | "it-IT" | "es-ES" | "nl-NL" | "de-CH" | "en-GB" | "en-US";
+                /** @description CSV only: the decimal mark of number and money cells (default `.`, or the locale's); integers have none. `,` needs a delimiter other than `,`. */
+                decimal?: "." | ",";
                 /** @description CSV only (default true): a text cell starting with `=`, `+`, `-`, `@`, tab or CR (which a spreadsheet would run as a formula) starts with `'`; a plain signed number such as `-123` is left as it is. `false` writes every value exactly as JSON has it, for programs that read the CSV. */
                 escapeFormulas?: "true" | "false";
                 /** @description Order ids. Comma list of ids. Example: `1,2,3`. */
@@ -3096,7 +3788,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The page (JSON), or the rows as a CSV or XLSX attachment. */
+            /** @description The page. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3106,6 +3798,120 @@ export interface operations {
                         data: components["schemas"]["Order"][];
                         pagination: components["schemas"]["Pagination"];
                     };
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    exportOrders: {
+        parameters: {
+            query: {
+                /** @description Page size, 1 to 1000 (default 50). */
+                limit?: number;
+                /** @description Opaque position from `pagination.nextCursor`. It remembers the filters and sort, and is signed: sent alone it continues the same listing; an altered cursor is a `400` naming `cursor`, one sent with other filters or sort a `400 cursor_mismatch`. */
+                cursor?: string;
+                /** @description Sort order (default -createdAt); ties are broken by id. */
+                sort?: "id" | "-id" | "updatedAt" | "-updatedAt" | "createdAt" | "-createdAt";
+                /** @description Adds `pagination.total` (costs a count query). */
+                includeTotal?: "true" | "false";
+                /** @description Only items changed at or after this instant (RFC 3339 date-time or date; UTC when no offset). */
+                updatedSince?: string;
+                /** @description Only these ids; comma list. */
+                ids?: string;
+                /** @description Only these fields, comma list (`id` always comes too), in every format; the query selects only them. Fields: id, number, status, email, customerName, billingAddress, shippingAddress, currency, subtotal, shippingTotal, taxTotal, total, createdAt, updatedAt, items. `<include>.<field>` (`products.id`) trims an included object to those fields. An unknown name is a `400` naming `fields`. */
+                fields?: string;
+                /** @description Related data to embed, comma list: `products` (The products of its items, each once, in id order; scope `products:read`). Each needs its own read scope (`403` otherwise); CSV and XLSX carry an object as prefixed columns (`brand.name`), an array as one JSON column. */
+                include?: string;
+                /** @description The file format (required). Without `limit` or `cursor`, every matching row. */
+                format: "ndjson" | "csv" | "xlsx";
+                /** @description CSV field delimiter (default `,`); `;` for spreadsheets of locales that expect it. Ignored by JSON and XLSX. */
+                delimiter?: "," | ";" | "\t" | "|";
+                /** @description CSV only: start with a UTF-8 byte order mark (default false). */
+                bom?: "true" | "false";
+                /** @description CSV only: a CSV for the spreadsheet of this locale. Sets the delimiter (`;` where the decimal mark is a comma), the decimal mark of number and money cells, and the BOM; writes date-times as `2026-01-31 12:00:00,000` (UTC; the decimal mark before the milliseconds), which spreadsheets read as dates, and number-like text (article numbers such as `00123`, EANs) as `="00123"`, which they show as text. `delimiter`, `bom` and `decimal` given beside it win. For `cs-CZ`: `;`, `1299,50`, BOM. */
+                locale?: "cs-CZ" | "sk-SK" | "de-DE" | "de-AT" | "pl-PL" | "fr-FR" | "it-IT" | "es-ES" | "nl-NL" | "de-CH" | "en-GB" | "en-US";
+                /** @description CSV only: the decimal mark of number and money cells (default `.`, or the locale's); integers have none. `,` needs a delimiter other than `,`. */
+                decimal?: "." | ",";
+                /** @description CSV only (default true): a text cell starting with `=`, `+`, `-`, `@`, tab or CR (which a spreadsheet would run as a formula) starts with `'`; a plain signed number such as `-123` is left as it is. `false` writes every value exactly as JSON has it, for programs that read the CSV. */
+                escapeFormulas?: "true" | "false";
+                /** @description Order ids. Comma list of ids. Example: `1,2,3`. */
+                id?: string;
+                /** @description Order numbers. Exact match; comma list. Example: `A-100,A-200`. */
+                number?: string;
+                /** @description Statuses. Comma list of: new, paid, processing, shipped, delivered, cancelled, returned. Example: `new,paid`. */
+                status?: string;
+                /** @description Customer e-mail, exact and case-insensitive. */
+                email?: string;
+                /** @description Created at or after. RFC 3339 date-time or date (UTC when no offset). Examples: `2026-01-31`, `2026-01-31T12:00:00Z`. */
+                createdFrom?: string;
+                /** @description Created at or before. RFC 3339 date-time or date (UTC when no offset); a date covers that whole day. Examples: `2026-01-31`, `2026-01-31T12:00:00Z`. */
+                createdTo?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rows as an attachment (`Content-Disposition: attachment; filename="orders-<date>.<ndjson|csv|xlsx>"`). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/x-ndjson": string;
                     "text/csv": string;
                     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
@@ -3167,9 +3973,9 @@ export interface operations {
             };
         };
     };
-    listOrdersHead: {
+    exportOrdersHead: {
         parameters: {
-            query?: {
+            query: {
                 /** @description Page size, 1 to 1000 (default 50). */
                 limit?: number;
                 /** @description Opaque position from `pagination.nextCursor`. It remembers the filters and sort, and is signed: sent alone it continues the same listing; an altered cursor is a `400` naming `cursor`, one sent with other filters or sort a `400 cursor_mismatch`. */
@@ -3186,12 +3992,16 @@ export interface operations {
                 fields?: string;
                 /** @description Related data to embed, comma list: `products` (The products of its items, each once, in id order; scope `products:read`). Each needs its own read scope (`403` otherwise); CSV and XLSX carry an object as prefixed columns (`brand.name`), an array as one JSON column. */
                 include?: string;
-                /** @description Output format; wins over `Accept`. Without `limit` or `cursor`, NDJSON, CSV and XLSX carry every matching row. */
-                format?: "json" | "ndjson" | "csv" | "xlsx";
+                /** @description The file format (required). Without `limit` or `cursor`, every matching row. */
+                format: "ndjson" | "csv" | "xlsx";
                 /** @description CSV field delimiter (default `,`); `;` for spreadsheets of locales that expect it. Ignored by JSON and XLSX. */
                 delimiter?: "," | ";" | "\t" | "|";
                 /** @description CSV only: start with a UTF-8 byte order mark (default false). */
                 bom?: "true" | "false";
+                /** @description CSV only: a CSV for the spreadsheet of this locale. Sets the delimiter (`;` where the decimal mark is a comma), the decimal mark of number and money cells, and the BOM; writes date-times as `2026-01-31 12:00:00,000` (UTC; the decimal mark before the milliseconds), which spreadsheets read as dates, and number-like text (article numbers such as `00123`, EANs) as `="00123"`, which they show as text. `delimiter`, `bom` and `decimal` given beside it win. For `cs-CZ`: `;`, `1299,50`, BOM. */
+                locale?: "cs-CZ" | "sk-SK" | "de-DE" | "de-AT" | "pl-PL" | "fr-FR" | "it-IT" | "es-ES" | "nl-NL" | "de-CH" | "en-GB" | "en-US";
+                /** @description CSV only: the decimal mark of number and money cells (default `.`, or the locale's); integers have none. `,` needs a delimiter other than `,`. */
+                decimal?: "." | ",";
                 /** @description CSV only (default true): a text cell starting with `=`, `+`, `-`, `@`, tab or CR (which a spreadsheet would run as a formula) starts with `'`; a plain signed number such as `-123` is left as it is. `false` writes every value exactly as JSON has it, for programs that read the CSV. */
                 escapeFormulas?: "true" | "false";
                 /** @description Order ids. Comma list of ids. Example: `1,2,3`. */
@@ -6827,4 +7637,4 @@ export interface operations {
 }
 
 /** The collections' export routes (`/api/v2/{collection}/export`). */
-export const EXPORT_PATHS: readonly string[] = [];
+export const EXPORT_PATHS: readonly string[] = ["/api/v2/products/export","/api/v2/categories/export","/api/v2/brands/export","/api/v2/product-parameters/export","/api/v2/product-filters/export","/api/v2/orders/export"];
