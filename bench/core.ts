@@ -191,11 +191,29 @@ export async function runCore(o: CoreOptions): Promise<void> {
   const profiles: string[] = [];
   let caseNames: string[] = [];
   const loads: number[] = [loadavg()[0]];
+  const failures: string[] = [];
 
   try {
     for (const name of o.backends) {
       const backend = await openBackend(name, o.existing[name]);
       try {
+        // A backend that fails (a server that does not start on an overloaded machine, PostgreSQL away) must not
+        // lose the other's figures: its error goes in the report and the run exits non-zero.
+        await measureBackend(name, backend).catch((error: Error) => {
+          failures.push(`${name}: ${error.message.split('\n')[0]}`);
+          say(`\n!! ${name} failed: ${error.message}`);
+          process.exitCode = 1;
+        });
+      } finally {
+        await backend.dispose();
+      }
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+
+  async function measureBackend(name: 'sqlite' | 'postgres', backend: Backend): Promise<void> {
+      {
         if (o.existing[name]) say(`\n== ${name}: the existing database ${o.existing[name]}`);
         else {
           say(`\n== ${name}: seeding ${o.products} products`);
@@ -278,15 +296,10 @@ export async function runCore(o: CoreOptions): Promise<void> {
             rmSync(join(profileDir, f));
           }
         }
-      } finally {
-        await backend.dispose();
       }
-    }
-  } finally {
-    rmSync(work, { recursive: true, force: true });
   }
 
-  const report = await renderReport(o, { measurements, seeds, tokens, sizes, apiRss, serverRss, caseNames, profiles, loads });
+  const report = await renderReport(o, { measurements, seeds, tokens, sizes, apiRss, serverRss, caseNames, profiles, loads, failures });
   say(`\n${report}`);
   const stamp = new Date().toISOString().slice(0, 16).replace(':', '');
   const out = o.out ?? join('bench', 'results', `core-${stamp}${o.quick ? '-quick' : ''}.md`);
@@ -307,6 +320,8 @@ interface Collected {
   profiles: string[];
   /** 1-minute load averages seen during the run. */
   loads: number[];
+  /** Backends whose measuring failed, with why. */
+  failures: string[];
 }
 
 async function renderReport(o: CoreOptions, c: Collected): Promise<string> {
@@ -350,6 +365,7 @@ async function renderReport(o: CoreOptions, c: Collected): Promise<string> {
     `1-minute load average during the run: min ${round(Math.min(...c.loads), 1)}, median ${round(median(c.loads), 1)}, max ${round(Math.max(...c.loads), 1)} ` +
       `(the server and the load generator alone make about 2; more means other work shared the ${cpus().length} cores).`,
     ...(o.profile ? ['', '**Profiled run** (`--cpu-prof`): API figures are slowed by the profiler and not comparable.'] : []),
+    ...(c.failures.length ? ['', `**Failed**, so missing from the tables: ${c.failures.join('; ')}.`] : []),
     '',
     '## Reads',
     '',

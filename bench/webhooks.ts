@@ -5,7 +5,7 @@
 //  2. Server CPU time per write, without and with its delivery (robust against other load on the machine).
 //  3. Read API under delivery: autocannon on /api/v2/products?limit=100 alone, beside 100 writes/s with no
 //     subscription, and beside 100 writes/s each delivered (the last two differ by the delivery work only).
-// Options: --writes 1000 --rate 100 --duration 10 --connections 20 --backends sqlite,postgres --products 2000.
+// Options: --writes 1000 --rate 100 --duration 10 --connections 20 --backends sqlite,postgres --products 2000 --burst-only --timeline --profile DIR.
 // See docs/benchmarks.md, "Webhooks".
 import http from 'node:http';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -30,6 +30,8 @@ const duration = numberOption(options, 'duration', 10);
 const connections = numberOption(options, 'connections', 20);
 const products = numberOption(options, 'products', 2000);
 const backends = (options.get('backends') ?? 'sqlite,postgres').split(',');
+// --burst-only: the 1 000-write burst alone (parts 2 and 3 skipped), for iterating on delivery latency.
+const burstOnly = options.has('burst-only');
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
@@ -114,6 +116,19 @@ function cpuMs(pid: number): number {
   }
 }
 
+/** Committed and rolled-back transactions of a PostgreSQL database so far. */
+async function transactions(url: string): Promise<number> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query('select xact_commit + xact_rollback as n from pg_stat_database where datname = current_database()');
+    return Number(rows[0].n);
+  } finally {
+    await client.end();
+  }
+}
+
 interface Backend {
   url: string;
   drop(): Promise<void>;
@@ -140,7 +155,9 @@ for (const kind of backends) {
     await runMeasured(process.execPath, [CLI, '--database', db.url, 'seed', '--products', String(products), '--orders', '0', '--json']);
     const credential = JSON.parse((await runMeasured(process.execPath, [CLI, '--database', db.url, 'credentials', 'create', '--name', 'bench', '--scopes', 'products:read', '--json'])).stdout) as { clientId: string; clientSecret: string };
     const port = await freePort();
-    server = await startServer(`${kind} server`, process.execPath, [CLI, 'serve'], {
+    // --profile DIR: the server under `node --cpu-prof`, its profile written to DIR when it stops.
+    const profile = options.get('profile');
+    server = await startServer(`${kind} server`, process.execPath, [...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []), CLI, 'serve'], {
       DATABASE_URL: db.url, PORT: String(port), ADMIN_TOKEN: ADMIN, WEBHOOK_ALLOW_PRIVATE: 'true', RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000', LOG_LEVEL: 'warn',
     }, `http://127.0.0.1:${port}/healthz`);
     const base = server.url;
@@ -154,6 +171,7 @@ for (const kind of backends) {
     for (const deadline = Date.now() + 30_000; hooks.arrivals.size < answered.size && Date.now() < deadline;) await sleep(10);
     hooks.arrivals.clear();
     say(`${kind}: ${writes} writes, 8 at a time, each delivered …`);
+    const xactsBefore = options.has('timeline') && kind === 'postgres' ? await transactions(db.url) : 0;
     const started = Date.now();
     let next = 0;
     await Promise.all(Array.from({ length: 8 }, async () => {
@@ -169,7 +187,23 @@ for (const kind of backends) {
     const d = delays(arrivals);
     rows.push([kind, writes, round(writes / ((written - started) / 1000)), round(writes / ((last - started) / 1000)), percentile(d.fromAnswer, 50), percentile(d.fromAnswer, 99), percentile(d.fromWrite, 50), percentile(d.fromWrite, 99), d.fromWrite[d.fromWrite.length - 1]]);
     say(`  events/s ${rows.at(-1)![3]}; commit→2xx p50 ${rows.at(-1)![4]} ms, p99 ${rows.at(-1)![5]} ms`);
+    if (options.has('timeline') && kind === 'postgres') {
+      // Transactions of the whole burst (statistics reach pg_stat_database within PostgreSQL's 10 s idle flush),
+      // less one per write: what the dispatcher's passes cost the database per delivery, whatever the load.
+      await sleep(11_000);
+      const xacts = (await transactions(db.url)) - xactsBefore;
+      say(`  database transactions: ${xacts} in all, ${round((xacts - writes) / writes, 2)} per delivery besides its write's`);
+    }
+    if (options.has('timeline')) {
+      // Writes answered and deliveries arrived per 250 ms from the first write: where delivery falls behind.
+      const bucket = (t: number) => Math.floor((t - started) / 250);
+      const counts = new Map<number, [number, number]>();
+      for (const t of answered.values()) if (t >= started) (counts.get(bucket(t)) ?? counts.set(bucket(t), [0, 0]).get(bucket(t))!)[0]++;
+      for (const a of arrivals) (counts.get(bucket(a.at)) ?? counts.set(bucket(a.at), [0, 0]).get(bucket(a.at))!)[1]++;
+      say(`  per 250 ms (written/delivered): ${[...counts].sort((x, y) => x[0] - y[0]).map(([b, [w, d]]) => `${b * 250}:${w}/${d}`).join(' ')}`);
+    }
 
+    if (burstOnly) continue;
     // 2. The server's CPU time per write, without and with its delivery: what delivery costs the process
     // that also serves the API (CPU time is not skewed by other work on the machine, as throughput is).
     const pid = server.child.pid!;

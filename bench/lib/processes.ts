@@ -53,7 +53,8 @@ export interface Server {
 }
 
 async function waitUntilUp(url: string, child: ChildProcess, log: () => string): Promise<void> {
-  const deadline = Date.now() + 60_000;
+  // Generous: starting through tsx on a loaded 2-core machine has taken over a minute.
+  const deadline = Date.now() + 180_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode} before listening:\n${log()}`);
     try {
@@ -63,7 +64,7 @@ async function waitUntilUp(url: string, child: ChildProcess, log: () => string):
       await new Promise((r) => setTimeout(r, 100));
     }
   }
-  throw new Error(`server at ${url} did not come up in 60 s:\n${log()}`);
+  throw new Error(`server at ${url} did not come up in 180 s:\n${log()}`);
 }
 
 /** Starts a server process and waits until `readyUrl` answers (any status). `stop` sends SIGTERM to it alone. */
