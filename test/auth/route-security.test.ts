@@ -10,7 +10,7 @@ import { dialects } from '../helpers/databases.ts';
 import { problemOf } from '../helpers/problems.ts';
 
 interface Route {
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  method: 'GET' | 'HEAD' | 'POST' | 'PATCH' | 'DELETE';
   path: string;
   scope?: Scope;
 }
