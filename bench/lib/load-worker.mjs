@@ -21,12 +21,16 @@ async function databaseCpu(dbUrl) {
   const { rows } = await client.query('select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()');
   await client.end();
   const pids = rows.map((r) => r.pid);
+  // Per backend; one that exits meanwhile (the pool closing an idle connection) keeps its last reading, so it
+  // adds what it used until then and never makes the sum go down.
+  const last = new Map();
   const seconds = () => pids.reduce((sum, pid) => {
     try {
-      return sum + cpuSeconds(pid);
+      last.set(pid, cpuSeconds(pid));
     } catch {
-      return sum;
+      // Gone: its last reading stands.
     }
+    return sum + (last.get(pid) ?? 0);
   }, 0);
   return { pids, seconds };
 }
