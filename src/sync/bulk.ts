@@ -52,14 +52,17 @@ const saveProgress = (store: Store, p: Progress) => setSetting(store.db, PROGRES
 /** Forgets the progress: the next bootstrap asks for fresh snapshots (after it finished, or when the follower starts over). */
 export const forgetProgress = (store: Store) => store.db.deleteFrom('settings').where('key', '=', PROGRESS_KEY).execute();
 
-/** Asks for an NDJSON snapshot of a collection; undefined when the main store has no snapshots (404: an older version). */
+/** Asks for an NDJSON snapshot of a collection; undefined when the main store has no snapshots (404, or no job: an older version). */
 async function requestSnapshot(client: MainStoreClient, collection: string): Promise<Job | undefined> {
+  let job: Job;
   try {
-    return await client.post<Job>('/api/v2/snapshots', { collection, format: 'ndjson' });
+    job = await client.post<Job>('/api/v2/snapshots', { collection, format: 'ndjson' });
   } catch (error) {
     if (error instanceof SyncError && error.status === 404) return undefined;
     throw error;
   }
+  // An answer that is not a job is a main store that does not know snapshots either: it is paged.
+  return Number.isSafeInteger(job?.id) && job.id > 0 && typeof job.status === 'string' ? job : undefined;
 }
 
 /** Waits for a job to finish; a failed, expired or vanished job is undefined (the caller asks again). */
@@ -74,6 +77,7 @@ async function completed(client: MainStoreClient, id: number, signal: AbortSigna
     }
     if (job.status === 'completed') return job;
     if (job.status === 'failed' || job.status === 'expired') return undefined;
+    if (job.status !== 'queued' && job.status !== 'running') throw new SyncError(`the main store answered snapshot ${id} with no status it documents`, 'permanent');
     await sleep(wait, signal);
   }
 }
