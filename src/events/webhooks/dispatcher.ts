@@ -59,6 +59,12 @@ export class WebhookDispatcher {
   private kick: AbortController | undefined;
   private kicked = false;
   private loop: Promise<void> | undefined;
+  /** Whether the last look found an enabled subscription. */
+  private active = false;
+  /** The signal generation of the last fan-out: unchanged means no commit was signalled since. */
+  private fannedAt = -1;
+  /** Whether deliveries may wait unclaimed and due (a fan-out left some, or a claim filled every slot). */
+  private backlog = true;
   private renewal: NodeJS.Timeout | undefined;
   private finishing: Array<Finished & { resolve: () => void; reject: (err: unknown) => void }> = [];
   private flushTimer: NodeJS.Timeout | undefined;
@@ -92,38 +98,66 @@ export class WebhookDispatcher {
     this.kick?.abort();
   }
 
-  /** One pass: fan out, claim what is due and can be sent now. Returns how long to wait before the next. */
-  private async pass(): Promise<number> {
+  /**
+   * One pass: fan out, claim what is due and can be sent now. Returns how long to wait before the next.
+   *
+   * A `full` pass (the first, one after the poll interval or an error) does every step. The others, run when
+   * a commit was signalled or an attempt ended, do only what can have changed, each step costing a
+   * transaction: fan out only when events were signalled since the last fan-out, claim only when rows wait
+   * unclaimed (fan-out left some, or the last claim filled every slot), ask whether any subscription is
+   * enabled only when the last pass found none. What they skip (a retry falling due, a claim of a dead node
+   * running out, a commit of another process on SQLite) waits for the next full pass, within the poll interval.
+   */
+  private async pass(full: boolean): Promise<number> {
     const { config } = this.deps;
     const store = this.own.store;
     // Without an enabled subscription a pass is one indexed read, not the transactions below.
-    if (!(await anyEnabled(store.db))) return config.webhooks.pollMs;
-    for (;;) {
-      const take = { node: this.node, limit: this.stopping ? 0 : this.concurrency - this.inFlight.size, leaseMs: this.leaseMs };
-      const fanned = await fanOut(store, nowIso(), take);
-      for (const c of fanned.claimed) this.launch(c);
-      if (fanned.read < FANOUT_BATCH || this.stopping) break;
+    if (full || !this.active) {
+      this.active = await anyEnabled(store.db);
+      if (!this.active) return config.webhooks.pollMs;
+    }
+    const generation = this.signal.generation;
+    if (full || generation !== this.fannedAt) {
+      for (;;) {
+        const take = { node: this.node, limit: this.stopping ? 0 : this.concurrency - this.inFlight.size, leaseMs: this.leaseMs };
+        const fanned = await fanOut(store, nowIso(), take);
+        for (const c of fanned.claimed) this.launch(c);
+        if (fanned.unclaimed > 0) this.backlog = true;
+        if (fanned.read < FANOUT_BATCH || this.stopping) break;
+      }
+      // Events signalled while this fan-out ran change the generation again, so the next pass fans out too.
+      this.fannedAt = generation;
     }
     const free = this.concurrency - this.inFlight.size;
-    const claimed = this.stopping ? [] : await claimDue(store, this.node, free, this.leaseMs);
+    const claimed = this.stopping || free <= 0 || !(full || this.backlog) ? [] : await claimDue(store, this.node, free, this.leaseMs);
     for (const c of claimed) this.launch(c);
+    // Fewer rows than free slots: nothing else is due and unclaimed now (until a fan-out or a full pass says otherwise).
+    if (free > 0 && (full || this.backlog)) this.backlog = claimed.length === free;
     if (claimed.length > 0 && claimed.length === free) return 0;
     // While attempts are in flight, the end of each wakes the loop; when none is, the next due row does.
     if (this.inFlight.size > 0) return config.webhooks.pollMs;
     const due = await nextDueAt(store.db);
-    return due ? Math.min(config.webhooks.pollMs, Date.parse(due) - Date.now()) : config.webhooks.pollMs;
+    if (!due) return config.webhooks.pollMs;
+    const wait = Date.parse(due) - Date.now();
+    // Due now and unclaimed (a retry whose time came while this pass ran): the next pass claims it, at once.
+    if (wait <= 0) this.backlog = true;
+    return Math.min(config.webhooks.pollMs, wait);
   }
 
   private async run(): Promise<void> {
     let failures = 0;
+    // The first pass, and every one after the poll interval passed without a wake-up, looks at everything.
+    let full = true;
     while (!this.stopping) {
       const generation = this.signal.generation;
       this.kicked = false;
       let delay: number;
       try {
-        delay = await this.pass();
+        delay = await this.pass(full);
+        full = false;
         failures = 0;
       } catch (err) {
+        full = true;
         if (this.stopping) break;
         failures++;
         this.deps.log?.warn({ err }, 'webhook dispatcher pass failed');
@@ -143,6 +177,7 @@ export class WebhookDispatcher {
       // waited on a timer would starve the sockets of the attempts in flight.
       await this.signal.wait(generation, Math.max(MIN_WAIT_MS, delay), this.kick.signal);
       this.kick = undefined;
+      full = !this.kicked && this.signal.generation === generation;
       // Woken by new events (not by a free slot): let those that come close together gather for one pass
       // rather than a pass each; 50 ms is little against the delivery delay and saves most of the
       // per-pass work at 100 events/s.

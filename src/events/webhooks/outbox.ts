@@ -34,7 +34,7 @@ export interface Take {
   leaseMs: number;
 }
 
-async function insertDeliveries(db: Executor, targets: Target[], events: EventRow[], now: string, take: Take | undefined): Promise<Claimed[]> {
+async function insertDeliveries(db: Executor, targets: Target[], events: EventRow[], now: string, take: Take | undefined): Promise<{ claimed: Claimed[]; inserted: number }> {
   const until = take ? new Date(Date.parse(now) + take.leaseMs).toISOString() : null;
   const rows = events.flatMap((e) =>
     targets
@@ -47,16 +47,18 @@ async function insertDeliveries(db: Executor, targets: Target[], events: EventRo
   for (const row of rows.slice(0, take?.limit ?? 0)) Object.assign(row, { locked_by: take!.node, locked_until: until });
   const byId = new Map(targets.map((t) => [t.id, t]));
   const claimed: Claimed[] = [];
+  let count = 0;
   for (let i = 0; i < rows.length; i += 200) {
     const inserted = await db.insertInto('webhook_deliveries').values(rows.slice(i, i + 200)).onConflict((oc) => oc.columns(['webhook_id', 'event_seq']).doNothing())
       .returning(['id', 'msg_id', 'webhook_id', 'payload', 'locked_by']).execute();
+    count += inserted.length;
     for (const r of inserted) {
       if (!take || r.locked_by !== take.node) continue;
       const t = byId.get(Number(r.webhook_id))!;
       claimed.push({ id: Number(r.id), msgId: r.msg_id, webhookId: t.id, payload: r.payload, attempts: 0, url: t.url, secrets: secretsOf(t, now) });
     }
   }
-  return claimed;
+  return { claimed, inserted: count };
 }
 
 /** With `hold` (PostgreSQL), a subscription being deleted meanwhile waits until its deliveries are inserted, and is then deleted with them. */
@@ -79,11 +81,12 @@ const cursorRowMade = new WeakSet<Store>();
  * moves the cursor, in one transaction: a crash leaves either both or neither. Events commit in seq order,
  * so a cursor never passes an event that is still to commit. With `take`, the first deliveries are made
  * already claimed by the fanning node (most deliveries need one attempt; this spares each a claim). Returns
- * how many events it read (a full batch means there may be more) and the deliveries it took. On PostgreSQL
+ * how many events it read (a full batch means there may be more), the deliveries it took, and how many it
+ * inserted without taking them (they wait for a claim). On PostgreSQL
  * only one node fans out at a time (it holds the cursor row); the others skip.
  */
-export async function fanOut(store: Store, now: string, take?: Take, batch = FANOUT_BATCH): Promise<{ read: number; claimed: Claimed[] }> {
-  const none = { read: 0, claimed: [] };
+export async function fanOut(store: Store, now: string, take?: Take, batch = FANOUT_BATCH): Promise<{ read: number; claimed: Claimed[]; unclaimed: number }> {
+  const none = { read: 0, claimed: [], unclaimed: 0 };
   if (store.dialect === 'postgres' && !cursorRowMade.has(store)) {
     await store.db.insertInto('settings').values({ key: FANOUT_CURSOR, value: '' }).onConflict((oc) => oc.column('key').doNothing()).execute();
     cursorRowMade.add(store);
@@ -107,11 +110,11 @@ export async function fanOut(store: Store, now: string, take?: Take, batch = FAN
     const wantedAfter = Math.min(...targets.map((t) => t.from_seq));
     if (wantedAfter >= Number(events[events.length - 1].seq)) {
       await setSetting(trx, FANOUT_CURSOR, String(wantedAfter));
-      return { read: batch, claimed: [] };
+      return { read: batch, claimed: [], unclaimed: 0 };
     }
-    const claimed = await insertDeliveries(trx, targets, events, now, take);
+    const { claimed, inserted } = await insertDeliveries(trx, targets, events, now, take);
     await setSetting(trx, FANOUT_CURSOR, String(events[events.length - 1].seq));
-    return { read: events.length, claimed };
+    return { read: events.length, claimed, unclaimed: inserted - claimed.length };
   });
 }
 
