@@ -45,7 +45,7 @@ const LAYERS: Array<{ layer: string; paths: string[] }> = [
     layer: 'app',
     paths: [
       // Route files (each a plugin taking the context), the hooks and plugins that take it, and the app they make.
-      '*.routes.ts', '*.route.ts', 'listing/routes.ts', 'auth/bearer.ts', 'http/openapi.ts', 'admin/', 'console/', 'app.ts',
+      '*.routes.ts', '*.route.ts', 'listing/routes.ts', 'listing/serve.ts', 'auth/bearer.ts', 'http/openapi.ts', 'admin/', 'console/', 'app.ts',
       // Background tasks (each a starter taking the context) and the one list of them.
       'background/', 'events/pruner.ts', 'events/webhooks/starter.ts', 'sync/starter.ts', 'snapshots/starter.ts', 'auth/token-pruner.ts',
       'server.ts', 'cli/',

@@ -59,8 +59,8 @@ for (const dialect of await dialects()) {
       assert.deepEqual(seen, ['start a', 'stop a']);
     });
 
-    it('the server lists the pruners, the webhook dispatcher, the sync follower and the console housekeeping', () => {
-      assert.deepEqual(BACKGROUND_STARTERS.map((s) => s.name), ['startEventPruner', 'startWebhookDispatcher', 'startSyncFollower', 'startConsoleHousekeeping', 'startTokenPruner']);
+    it('the server lists the pruners, the webhook dispatcher, the sync follower, the snapshot runner and the console housekeeping', () => {
+      assert.deepEqual(BACKGROUND_STARTERS.map((s) => s.name), ['startEventPruner', 'startWebhookDispatcher', 'startSyncFollower', 'startSnapshotRunner', 'startConsoleHousekeeping', 'startTokenPruner']);
     });
 
     it('a server whose background work cannot start does not stay half up: it stops listening and closes its database', async () => {
