@@ -60,7 +60,8 @@ async function ownJob(ctx: AppContext, id: number, who: Asker): Promise<Snapshot
  */
 export const snapshotRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { ctx }) => {
   const settings = ctx.config.snapshots;
-  const security = [{ oauth2: ctx.resources.list.map((r) => r.scope) }];
+  // Alternatives (OpenAPI ORs the entries of `security`): any one collection's read scope lets a token in; the job's collection decides.
+  const security = ctx.resources.list.map((r) => ({ oauth2: [r.scope] }));
   const view = (job: SnapshotJob) => viewOf(job, ctx.config.publicUrl, ctx.hashKey, settings);
 
   app.post<{ Body: SnapshotRequest }>('/snapshots', {
@@ -183,7 +184,8 @@ export const snapshotFileRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async
     config: { scope: null },
     schema: {
       tags,
-      security: [{ oauth2: ctx.resources.list.map((r) => r.scope) }, {}],
+      // Any one collection's read scope (alternatives), or none at all with a signed URL.
+      security: [...ctx.resources.list.map((r) => ({ oauth2: [r.scope] })), {}],
       summary: 'Download a snapshot\'s file',
       description:
         'With the bearer token of the job\'s credential, or with no header through the signed `downloadUrl` of the job (valid 1 hour by default; ' +
