@@ -85,8 +85,10 @@ export function itemHandler(ctx: AppContext, def: ResourceDef) {
     requireIncludeScopes(def, shape, request.grant?.scopes ?? new Set());
     const found = await getItem(ctx.store.db, def, id, shape);
     if (!found) throw notFound(`${def.title} ${id}`);
-    // For conditional requests (If-Modified-Since), even when `fields` leaves updatedAt out.
-    if (found.updatedAt) reply.header('last-modified', new Date(found.updatedAt).toUTCString());
+    // For conditional requests (If-Modified-Since), even when `fields` leaves updatedAt out. Not with
+    // `include`: a brand or category renamed leaves the item's updatedAt as it was, so a date would call a
+    // changed answer unmodified; the ETag (of the body) still validates it.
+    if (found.updatedAt && !shape?.include?.length) reply.header('last-modified', new Date(found.updatedAt).toUTCString());
     if (shape) reply.type(FORMATS.json.contentType).serializer(JSON.stringify);
     return found.item;
   };

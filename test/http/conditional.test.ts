@@ -110,6 +110,19 @@ for (const dialect of await dialects()) {
       assert.equal(changed.json().name, 'Changed again');
     });
 
+    it('an item with include= has no Last-Modified (a renamed brand leaves the item\'s date), and its ETag follows the included data', async () => {
+      const item = '/api/v2/products/9?include=brand';
+      const first = await t.get(item, token);
+      assert.equal(first.statusCode, 200);
+      assert.equal(first.headers['last-modified'], undefined);
+      const brandId = first.json().brandId as number | null;
+      if (brandId === null) return assert.fail('product 9 of the seeded store has a brand');
+      await t.database.store.db.updateTable('brands').set({ name: 'Renamed brand' }).where('id', '=', brandId).execute();
+      const again = await t.get(item, token, { 'if-none-match': String(first.headers.etag) });
+      assert.equal(again.statusCode, 200);
+      assert.equal(again.json().brand.name, 'Renamed brand');
+    });
+
     it('problems, exports and other methods carry no ETag and are never 304', async () => {
       const etag = String((await t.get(page, token)).headers.etag);
       const missing = await t.get('/api/v2/products/999999', token, { 'if-none-match': '*' });
