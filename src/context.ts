@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { SharedEngine } from './ai/shared-engine.ts';
 import { ensureAdminToken } from './auth/admin-token.ts';
 import { hashingKey } from './auth/credentials.service.ts';
 import { TokenService } from './auth/tokens.ts';
@@ -28,13 +29,16 @@ export interface AppContext {
   admin: { hash: string; generated?: string };
   /** Collections this store follows from a main store (sync): the admin API refuses local edits of them. */
   followed: Set<string>;
+  /** The text engine AI_ENGINE names, made once for the whole app (the generate route and the MCP tool share it). */
+  textEngine: SharedEngine;
   log?: FastifyBaseLogger;
 }
 
 /** `resources`: the store's own by default; a test adds a resource of its own (test/resources/). */
 export async function createContext(config: Config, store: Store, options: { resources?: Registry } = {}): Promise<AppContext> {
   const hashKey = await hashingKey(store.db);
-  return {
+  // The engine logs through the app's logger, which buildApp sets on the context after this returns.
+  const ctx: AppContext = {
     config,
     store,
     hashKey,
@@ -51,5 +55,7 @@ export async function createContext(config: Config, store: Store, options: { res
     resources: options.resources ?? appRegistry(),
     admin: await ensureAdminToken(store.db, hashKey, config.adminToken),
     followed: new Set(),
+    textEngine: new SharedEngine(config, { warn: (message) => ctx.log?.warn(message), error: (message) => ctx.log?.error(message) }),
   };
+  return ctx;
 }

@@ -5,7 +5,6 @@ import { AppError, notFound } from '../errors/app-error.ts';
 import { problemBody } from '../http/problem.ts';
 import { errorResponses } from '../http/responses.ts';
 import type { GenerateInput, GenerationEnd, TextEngine } from './engine.ts';
-import { createEngine } from './engines/index.ts';
 import { brandNamesIn } from './names.ts';
 import { loadProductFacts } from './product-context.ts';
 import { generateBodySchema, generationSchema, SSE_DESCRIPTION, type GenerateBody } from './schemas.ts';
@@ -60,11 +59,9 @@ function asProblem(error: unknown, deadline: AbortSignal, gone: AbortSignal, req
 
 /** POST /api/v2/ai/generate (API.md §7), served by the engine AI_ENGINE names. */
 export const generateRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { ctx }) => {
-  const engine: TextEngine = await createEngine(ctx.config, {
-    warn: (message) => ctx.log?.warn(message),
-    error: (message) => ctx.log?.error(message),
-  });
-  app.addHook('onClose', async () => engine.close());
+  // Made at start, so that a misconfigured engine stops the server with one clear line.
+  const engine: TextEngine = await ctx.textEngine.get();
+  app.addHook('onClose', async () => ctx.textEngine.close());
   const { timeoutMs, maxPromptChars } = ctx.config.ai;
 
   app.post<{ Body: GenerateBody }>('/ai/generate', {

@@ -1,7 +1,5 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { createEngine } from '../ai/engines/index.ts';
-import type { TextEngine } from '../ai/engine.ts';
 import { chargeRateLimit, verifyBearer } from '../auth/bearer.ts';
 import { PROTECTED_RESOURCE_PATH } from '../auth/metadata.routes.ts';
 import { countUsage } from '../console/usage.ts';
@@ -24,13 +22,9 @@ import '../http/types.ts';
  */
 export const mcpRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { ctx }) => {
   const catalogue = new ToolCatalogue(ctx.resources);
-  // The text engine is made on the first generate_text call, not at start: a store whose agents never generate
-  // text loads no model for it (POST /api/v2/ai/generate keeps its own).
-  let engine: Promise<TextEngine> | undefined;
-  const engineOnce = () => (engine ??= createEngine(ctx.config, { warn: (m) => ctx.log?.warn(m), error: (m) => ctx.log?.error(m) }));
-  app.addHook('onClose', async () => {
-    if (engine) await (await engine).close();
-  });
+  // The app's one text engine (ctx.textEngine), which POST /api/v2/ai/generate makes at start.
+  const engineOnce = () => ctx.textEngine.get();
+  app.addHook('onClose', async () => ctx.textEngine.close());
   countUsage(app, ctx);
 
   // RFC 9728 §5.1: a 401 points to the protected-resource metadata, where an MCP client learns how to get a token.
