@@ -70,6 +70,11 @@ for (const dialect of await dialects()) {
         // The progress of the bootstrap is forgotten once it is done; the cursor is at the main store's head.
         assert.equal(await getSetting(follower.database.store.db, 'sync_snapshot_jobs'), undefined);
         assert.equal((await readState(follower.database.store.db))?.cursorSeq, await mainHead(main));
+        // The copy records the follower's own events (docs/sync.md, "Its own events"): one `created` per item copied.
+        const events = await follower.database.store.db.selectFrom('events').select(['type', 'resource', 'resource_id']).execute();
+        assert.equal(events.length, outcome.snapshot?.items);
+        assert.ok(events.every((e) => e.type === `${e.resource}.created`), JSON.stringify(events.find((e) => e.type !== `${e.resource}.created`)));
+        assert.equal(new Set(events.map((e) => `${e.resource}:${e.resource_id}`)).size, events.length);
         // Changes after the snapshots arrive through the feed.
         const created = await main.admin('POST', '/admin/api/products', newProduct(9001));
         assert.equal(created.status, 201);
