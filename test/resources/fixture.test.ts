@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Scope } from '../../src/auth/scopes.ts';
 import { importFile } from '../../src/import/import.ts';
 import { appRegistry } from '../../src/modules/registry.ts';
+import { startSnapshotRunner } from '../../src/snapshots/starter.ts';
 import { runSync } from '../../src/sync/follower.ts';
 import { mirrorsOf } from '../../src/sync/mirrors.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
@@ -159,6 +160,9 @@ for (const dialect of await dialects()) {
       const address = t.app.server.address();
       const from = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
       const follower = await createTestApp(dialect, { resources: registry, migrations: widgetMigrations });
+      // The follower's first copy asks the main store for snapshots, which the main store's runner makes (a
+      // served store runs it in the background; this test app starts no background work of its own).
+      const runner = await startSnapshotRunner(t.ctx);
       try {
         const { clientId, clientSecret } = await t.credential(mirrorsOf(registry).requiredScopes as Scope[]);
         const quiet = { info: () => {}, warn: () => {}, error: () => {} };
@@ -186,6 +190,7 @@ for (const dialect of await dialects()) {
         const own = await follower.database.store.db.selectFrom('events').select('type').where('resource', '=', 'widget').execute();
         assert.ok(own.some((e) => e.type === 'widget.deleted'), 'the follower records its own widget events');
       } finally {
+        await runner?.stop();
         await follower.close();
       }
     });
