@@ -141,7 +141,7 @@ export interface paths {
         };
         /**
          * Get one product
-         * @description Needs scope `products:read`. JSON only (the files are for listings): an `Accept` that excludes `application/json` gets `406`. `Last-Modified` is its `updatedAt`.
+         * @description Needs scope `products:read`. JSON only (the files are for listings): an `Accept` that excludes `application/json` gets `406`. `Last-Modified` is its `updatedAt` (none with `include`, whose data has dates of its own).
          */
         get: operations["getProduct"];
         put?: never;
@@ -219,7 +219,7 @@ export interface paths {
         };
         /**
          * Get one category
-         * @description Needs scope `categories:read`. JSON only (the files are for listings): an `Accept` that excludes `application/json` gets `406`. `Last-Modified` is its `updatedAt`.
+         * @description Needs scope `categories:read`. JSON only (the files are for listings): an `Accept` that excludes `application/json` gets `406`. `Last-Modified` is its `updatedAt` (none with `include`, whose data has dates of its own).
          */
         get: operations["getCategory"];
         put?: never;
@@ -297,7 +297,7 @@ export interface paths {
         };
         /**
          * Get one brand
-         * @description Needs scope `brands:read`. JSON only (the files are for listings): an `Accept` that excludes `application/json` gets `406`. `Last-Modified` is its `updatedAt`.
+         * @description Needs scope `brands:read`. JSON only (the files are for listings): an `Accept` that excludes `application/json` gets `406`. `Last-Modified` is its `updatedAt` (none with `include`, whose data has dates of its own).
          */
         get: operations["getBrand"];
         put?: never;
@@ -376,7 +376,7 @@ export interface paths {
         };
         /**
          * Get one product parameter value
-         * @description Needs scope `product-parameters:read`. JSON only (the files are for listings): an `Accept` that excludes `application/json` gets `406`. `Last-Modified` is its `updatedAt`.
+         * @description Needs scope `product-parameters:read`. JSON only (the files are for listings): an `Accept` that excludes `application/json` gets `406`. `Last-Modified` is its `updatedAt` (none with `include`, whose data has dates of its own).
          */
         get: operations["getProductParameter"];
         put?: never;
@@ -455,7 +455,7 @@ export interface paths {
         };
         /**
          * Get one product filter value
-         * @description Needs scope `product-filters:read`. JSON only (the files are for listings): an `Accept` that excludes `application/json` gets `406`. `Last-Modified` is its `updatedAt`.
+         * @description Needs scope `product-filters:read`. JSON only (the files are for listings): an `Accept` that excludes `application/json` gets `406`. `Last-Modified` is its `updatedAt` (none with `include`, whose data has dates of its own).
          */
         get: operations["getProductFilter"];
         put?: never;
@@ -559,7 +559,7 @@ export interface paths {
         };
         /**
          * Get one order
-         * @description Needs scope `orders:read`. JSON only (the files are for listings): an `Accept` that excludes `application/json` gets `406`. `Last-Modified` is its `updatedAt`.
+         * @description Needs scope `orders:read`. JSON only (the files are for listings): an `Accept` that excludes `application/json` gets `406`. `Last-Modified` is its `updatedAt` (none with `include`, whose data has dates of its own).
          */
         get: operations["getOrder"];
         put?: never;

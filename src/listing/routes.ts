@@ -83,7 +83,7 @@ function collectionRoutes(app: FastifyInstance, ctx: AppContext, def: ResourceDe
       summary: `Get one ${def.title.toLowerCase()}`,
       description:
         `Needs scope \`${def.scope}\`. JSON only (the files are for listings): an \`Accept\` that excludes \`application/json\` gets \`406\`. ` +
-        '`Last-Modified` is its `updatedAt`.',
+        '`Last-Modified` is its `updatedAt` (none with `include`, whose data has dates of its own).',
       security: [{ oauth2: [def.scope] }],
       params: { type: 'object', required: ['id'], properties: { id: { type: 'integer', ...ID_BOUNDS, description: 'Positive integer id.' } } },
       querystring: itemQuerySchema(def),
