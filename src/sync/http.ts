@@ -33,6 +33,14 @@ export interface HttpRequest {
   idleMs?: number;
 }
 
+/** A response header by name, several values joined as HTTP joins them. */
+function headerOf(res: http.IncomingMessage): (name: string) => string | undefined {
+  return (name) => {
+    const v = res.headers[name.toLowerCase()];
+    return Array.isArray(v) ? v.join(', ') : v;
+  };
+}
+
 /**
  * HTTP/1.1 with keep-alive connections of the follower's own, which `close()` tears down. Node 20's fetch
  * keeps the socket of an aborted request open, so a stopped follower would leave its long-poll hanging on
@@ -44,15 +52,20 @@ export class HttpTransport {
   /** `maxBodyBytes` bounds what one answer may make the follower hold: beyond it the connection is destroyed. */
   constructor(private readonly maxBodyBytes = DEFAULT_MAX_BODY_BYTES) {}
 
-  request(url: URL, r: HttpRequest): Promise<HttpAnswer> {
+  /** The request, torn down when the signal aborts; `done` stops listening to the signal. */
+  private open(url: URL, r: HttpRequest): { req: http.ClientRequest; done: () => void } {
     const secure = url.protocol === 'https:';
     const send = secure ? https.request : http.request;
+    const req = send(url, { method: r.method, headers: r.headers, agent: secure ? this.agents.https : this.agents.http });
+    const abort = () => req.destroy(r.signal.reason as Error);
+    r.signal.addEventListener('abort', abort, { once: true });
+    return { req, done: () => r.signal.removeEventListener('abort', abort) };
+  }
+
+  request(url: URL, r: HttpRequest): Promise<HttpAnswer> {
     return new Promise((resolve, reject) => {
       if (r.signal.aborted) return reject(r.signal.reason as Error);
-      const req = send(url, { method: r.method, headers: r.headers, agent: secure ? this.agents.https : this.agents.http });
-      const abort = () => req.destroy(r.signal.reason as Error);
-      r.signal.addEventListener('abort', abort, { once: true });
-      const done = () => r.signal.removeEventListener('abort', abort);
+      const { req, done } = this.open(url, r);
       req.on('error', (error) => {
         done();
         reject(error);
@@ -78,11 +91,7 @@ export class HttpTransport {
         });
         res.on('end', () => {
           done();
-          const header = (name: string) => {
-            const v = res.headers[name.toLowerCase()];
-            return Array.isArray(v) ? v.join(', ') : v;
-          };
-          resolve({ status: res.statusCode ?? 0, header, text: Buffer.concat(chunks).toString('utf8') });
+          resolve({ status: res.statusCode ?? 0, header: headerOf(res), text: Buffer.concat(chunks).toString('utf8') });
         });
       });
       req.end(r.body);
@@ -94,26 +103,16 @@ export class HttpTransport {
    * tears the connection down while the body is being read.
    */
   stream(url: URL, r: HttpRequest): Promise<HttpStream> {
-    const secure = url.protocol === 'https:';
-    const send = secure ? https.request : http.request;
     return new Promise((resolve, reject) => {
       if (r.signal.aborted) return reject(r.signal.reason as Error);
-      const req = send(url, { method: r.method, headers: r.headers, agent: secure ? this.agents.https : this.agents.http });
-      const abort = () => req.destroy(r.signal.reason as Error);
-      r.signal.addEventListener('abort', abort, { once: true });
+      const { req, done } = this.open(url, r);
       req.on('error', (error) => {
-        r.signal.removeEventListener('abort', abort);
+        done();
         reject(error);
       });
-      req.on('close', () => r.signal.removeEventListener('abort', abort));
+      req.on('close', done);
       if (r.idleMs) req.setTimeout(r.idleMs, () => req.destroy(Object.assign(new Error(`nothing arrived for ${r.idleMs} ms`), { name: 'TimeoutError' })));
-      req.on('response', (res) => {
-        const header = (name: string) => {
-          const v = res.headers[name.toLowerCase()];
-          return Array.isArray(v) ? v.join(', ') : v;
-        };
-        resolve({ status: res.statusCode ?? 0, header, body: res });
-      });
+      req.on('response', (res) => resolve({ status: res.statusCode ?? 0, header: headerOf(res), body: res }));
       req.end(r.body);
     });
   }
