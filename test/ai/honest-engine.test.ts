@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { describeEngine } from '../../src/ai/engines/index.ts';
 import { loadConfig } from '../../src/config.ts';
+import { generateCalls } from '../helpers/generate.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { dialects } from '../helpers/databases.ts';
 import { problemOf } from '../helpers/problems.ts';
@@ -40,13 +41,7 @@ for (const dialect of await dialects()) {
     });
     after(() => t.close());
 
-    const post = (payload: Record<string, unknown>) =>
-      t.app.inject({ method: 'POST', url: '/api/v2/ai/generate', payload, headers: { authorization: `Bearer ${token}` } });
-    const text = async (payload: Record<string, unknown>): Promise<string> => {
-      const res = await post(payload);
-      assert.equal(res.statusCode, 200, `${JSON.stringify(payload)}: ${res.body}`);
-      return res.json().text as string;
-    };
+    const { post, text } = generateCalls(() => t, () => token);
     const refused = async (payload: Record<string, unknown>, code: 'engine_cannot_translate' | 'engine_cannot_follow_prompt') => {
       const problem = problemOf(await post(payload), 422, code, code === 'engine_cannot_translate' ? 'text' : 'prompt');
       assert.match(problem.detail, /AI_ENGINE=openai or AI_ENGINE=llama/, 'a refusal names the engines that can');

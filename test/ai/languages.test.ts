@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { vocabularyWords } from '../../src/ai/engines/builtin/vocabulary.ts';
 import { SENTENCES } from '../../src/seed/catalog.ts';
+import { generateCalls } from '../helpers/generate.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { dialects } from '../helpers/databases.ts';
 import { problemOf } from '../helpers/problems.ts';
@@ -72,13 +73,7 @@ for (const dialect of await dialects()) {
     });
     after(() => t.close());
 
-    const post = (payload: Record<string, unknown>) =>
-      t.app.inject({ method: 'POST', url: '/api/v2/ai/generate', payload, headers: { authorization: `Bearer ${token}` } });
-    const text = async (payload: Record<string, unknown>): Promise<string> => {
-      const res = await post(payload);
-      assert.equal(res.statusCode, 200, `${JSON.stringify(payload)}: ${res.body}`);
-      return res.json().text as string;
-    };
+    const { post, text } = generateCalls(() => t, () => token);
     const assertOneLanguage = (answer: string, language: Language, product: Product, what: string) => {
       const foreign = foreignWords(answer, language, [product.name, ...brandNames]);
       assert.deepEqual(foreign, [], `${what} in ${language} mixes in ${foreign.join(', ')}: ${answer}`);
