@@ -1,4 +1,4 @@
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { chargeRateLimit, verifyBearer } from '../auth/bearer.ts';
 import { PROTECTED_RESOURCE_PATH } from '../auth/metadata.routes.ts';
@@ -6,9 +6,27 @@ import { countUsage } from '../console/usage.ts';
 import type { AppContext } from '../context.ts';
 import { AppError } from '../errors/app-error.ts';
 import { problemBody } from '../http/problem.ts';
-import { ToolCatalogue } from './server.ts';
+import type { Registry } from '../resources/registry.ts';
+import type { ToolCatalogue } from './server.ts';
 import type { ToolEnv } from './tool.ts';
 import '../http/types.ts';
+
+interface McpRuntime {
+  catalogue: ToolCatalogue;
+  Transport: typeof StreamableHTTPServerTransport;
+}
+
+/**
+ * The MCP SDK (with zod, which it loads) is about 37 MB of resident code, and the compiled tool catalogue more:
+ * both are loaded on the first POST /mcp rather than at start, so a server no agent talks to does not carry them.
+ */
+async function loadRuntime(resources: Registry): Promise<McpRuntime> {
+  const [{ ToolCatalogue }, { StreamableHTTPServerTransport }] = await Promise.all([
+    import('./server.ts'),
+    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+  ]);
+  return { catalogue: new ToolCatalogue(resources), Transport: StreamableHTTPServerTransport };
+}
 
 /**
  * /mcp: the Model Context Protocol's Streamable HTTP transport (spec 2025-11-25) over the store's tools.
@@ -21,7 +39,13 @@ import '../http/types.ts';
  * stream) and DELETE (ending a session) have nothing to serve without sessions: 405, as the spec allows.
  */
 export const mcpRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { ctx }) => {
-  const catalogue = new ToolCatalogue(ctx.resources);
+  let runtime: Promise<McpRuntime> | undefined;
+  // Loaded once, shared by concurrent first requests; a failed load is tried again by the next request.
+  const loaded = () =>
+    (runtime ??= loadRuntime(ctx.resources).catch((error: unknown) => {
+      runtime = undefined;
+      throw error;
+    }));
   // The app's one text engine (ctx.textEngine), which POST /api/v2/ai/generate makes at start.
   const engineOnce = () => ctx.textEngine.get();
   app.addHook('onClose', async () => ctx.textEngine.close());
@@ -40,6 +64,7 @@ export const mcpRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { 
     schema: { hide: true },
     onRequest: authenticate,
     handler: async (request, reply) => {
+      const { catalogue, Transport } = await loaded();
       const gone = new AbortController();
       const env: ToolEnv = {
         store: ctx.store,
@@ -57,7 +82,7 @@ export const mcpRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { 
         snapshots: ctx.config.snapshots,
       };
       const server = catalogue.server(env);
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      const transport = new Transport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       reply.raw.on('close', () => {
         gone.abort();
         void transport.close();

@@ -2,17 +2,20 @@ import { basename } from 'node:path';
 import { ConfigError, type Config } from '../../config.ts';
 import { ENGINE_NAMES, LLM_CAPABILITIES, type EngineCapabilities, type EngineName, type TextEngine } from '../engine.ts';
 import { BUILTIN_CAPABILITIES, BUILTIN_MODEL, builtinEngine } from './builtin/index.ts';
-import { llamaEngine, type Logger } from './llama.ts';
-import { openaiEngine } from './openai.ts';
+import type { Logger } from './llama.ts';
 
 const unknownEngine = (name: string): ConfigError => new ConfigError(`AI_ENGINE must be one of ${ENGINE_NAMES.join(', ')}, got "${name}"`);
 
-/** The engine AI_ENGINE names, checked at start so a misconfiguration stops the server with one clear line. */
+/**
+ * The engine AI_ENGINE names, checked at start so a misconfiguration stops the server with one clear line.
+ * The LLM engines' modules are imported only when configured: the openai client alone is about 12 MB of
+ * resident code, which a server on the built-in engine (the default) would carry for nothing.
+ */
 export async function createEngine(config: Config, log: Logger): Promise<TextEngine> {
   switch (config.ai.engine) {
     case 'builtin': return builtinEngine();
-    case 'openai': return openaiEngine(config.ai);
-    case 'llama': return llamaEngine(config.ai, log);
+    case 'openai': return (await import('./openai.ts')).openaiEngine(config.ai);
+    case 'llama': return (await import('./llama.ts')).llamaEngine(config.ai, log);
     default: throw unknownEngine(config.ai.engine);
   }
 }
