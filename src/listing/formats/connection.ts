@@ -2,6 +2,7 @@ import type SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, type CompiledQuery } from 'kysely';
 import type pg from 'pg';
 import { openSqliteConnection, type DB, type Store } from '../../db/database.ts';
+import { withStatementCache } from '../../db/statement-cache.ts';
 import type { Database } from '../../db/tables.ts';
 
 /**
@@ -28,7 +29,10 @@ function sqliteExportConnection(path: string): ExportConnection {
   const statements = new Map<string, SQLite.Statement>();
   let open = true;
   return {
-    db: new Kysely<Database>({ dialect: new SqliteDialect({ database: conn }) }),
+    // Prepared statements kept by their SQL: the nested values of each batch (order items, `in (…)` one
+    // parameter per row) are loaded by the same query for every batch of a size (BatchSource rounds sizes to
+    // powers of two), and preparing a statement of hundreds of parameters costs more than running it.
+    db: new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(conn) }) }),
     arrays: async (query) => {
       let stmt = statements.get(query.sql);
       if (!stmt) statements.set(query.sql, (stmt = conn.prepare(query.sql).raw(true)));

@@ -1,3 +1,4 @@
+import { ByteWriter } from './bytes.ts';
 import type { CellType, ExportColumn } from './columns.ts';
 
 /** Delimiters a client may ask for: `,` (RFC 4180), `;` for locales whose spreadsheets expect it, tab and `|`. */
@@ -89,7 +90,7 @@ function encoder(type: CellType, options: CsvOptions): Encode {
   }
 }
 
-/** Encodes rows of cells as CSV text, one column each, in large strings (a batch at a time). */
+/** Encodes rows of cells as CSV, one column each, into UTF-8 bytes (see ByteWriter). */
 export class CsvEncoder {
   private readonly encoders: Encode[];
   private readonly delimiter: string;
@@ -106,15 +107,15 @@ export class CsvEncoder {
     return this.header;
   }
 
-  rows(rows: unknown[][]): string {
+  /** The rows as UTF-8, in pieces of at most PIECE_BYTES (or one long row's); each piece ends with a whole record. */
+  rows(rows: unknown[][], bytes = new ByteWriter()): Buffer[] {
     const { encoders, delimiter } = this;
     const n = encoders.length;
-    let out = '';
     for (const row of rows) {
       let line = encoders[0](row[0]);
       for (let i = 1; i < n; i++) line += delimiter + encoders[i](row[i]);
-      out += line + '\r\n';
+      bytes.write(line + '\r\n');
     }
-    return out;
+    return bytes.take();
   }
 }

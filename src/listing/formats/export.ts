@@ -3,6 +3,7 @@ import type { ServerResponse } from 'node:http';
 import { PassThrough, type Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import { flatten, itemOf, type ExportLayout, type ExportRecord } from './columns.ts';
+import { ByteWriter, PIECE_BYTES } from './bytes.ts';
 import { CsvEncoder, type CsvOptions } from './csv.ts';
 import type { ExportFormat } from './negotiate.ts';
 import { XlsxExportWriter } from './xlsx.ts';
@@ -23,45 +24,42 @@ interface Sink {
  * a paused client must cost the server little, since many may be paused at once.
  */
 const OUT_BUFFER = 1 << 18;
-/**
- * The largest piece written at once. The response takes whole chunks: a batch written as one chunk would
- * sit whole in the socket's buffer of a client that stopped reading (10 MB for 100 rows of 100 kB).
- */
-const PIECE_BYTES = 1 << 16;
 
-/** A sink of text (CSV, NDJSON): each batch's text written as bytes in pieces, waiting whenever the output is full. */
-function textSink(out: PassThrough, head: string, encode: (records: ExportRecord[]) => string): Sink {
+/** A sink of text (CSV, NDJSON): each batch's bytes written piece by piece, waiting whenever the output is full. */
+function textSink(out: PassThrough, head: string, encode: (records: ExportRecord[]) => Buffer[]): Sink {
   if (head) out.write(head);
   return {
     write: async (records, signal) => {
-      const text = encode(records);
-      // Bytes, cut anywhere (a piece of a string could split a surrogate pair); pieces share the one buffer.
-      const chars = text.length;
-      const bytes = Buffer.from(text, 'utf8');
-      for (let at = 0; at < bytes.length; at += PIECE_BYTES) {
-        if (!out.write(bytes.subarray(at, at + PIECE_BYTES))) await once(out, 'drain', { signal });
+      let bytes = 0;
+      for (const piece of encode(records)) {
+        bytes += piece.length;
+        // A piece longer than PIECE_BYTES (one long row) goes in cuts, so that a stalled client's socket holds little.
+        for (let at = 0; at < piece.length; at += PIECE_BYTES) {
+          if (!out.write(at === 0 && piece.length <= PIECE_BYTES ? piece : piece.subarray(at, at + PIECE_BYTES))) await once(out, 'drain', { signal });
+        }
       }
-      return chars;
+      return bytes;
     },
     finish: async () => {
       out.end();
     },
     abort: () => {},
-    batchChars: 1 << 18,
+    batchChars: 1 << 20,
   };
 }
 
 function csvSink(out: PassThrough, layout: ExportLayout, options: CsvOptions): Sink {
   const encoder = new CsvEncoder(layout.columns, options);
-  return textSink(out, encoder.head(), (records) => encoder.rows(flatten(layout, records)));
+  const bytes = new ByteWriter();
+  return textSink(out, encoder.head(), (records) => encoder.rows(flatten(layout, records), bytes));
 }
 
 /** One JSON object per line, exactly the item of the JSON answer (nested values as objects, not flattened). */
 function ndjsonSink(out: PassThrough, layout: ExportLayout): Sink {
+  const bytes = new ByteWriter();
   return textSink(out, '', (records) => {
-    let text = '';
-    for (const record of records) text += JSON.stringify(itemOf(layout, record)) + '\n';
-    return text;
+    for (const record of records) bytes.write(JSON.stringify(itemOf(layout, record)) + '\n');
+    return bytes.take();
   });
 }
 
@@ -164,18 +162,28 @@ export function runExport(job: ExportJob): Readable {
   };
   void (async () => {
     let outcome: 'completed' | 'aborted' | 'failed' = 'completed';
+    let ahead: Promise<ExportRecord[] | undefined> | undefined;
     try {
       let batch = job.first;
-      // Held only as long as it is being written: a slow client's export keeps one batch, not two.
       job.first = undefined;
+      // The next batch is read while this one is written (read ahead), so that the database produces rows
+      // while the export encodes and sends (on PostgreSQL it is another process: without this, each spends
+      // most of an export waiting for the other). An export so holds two batches at most.
+      let rowsPerChar: number | undefined;
       while (batch && !abort.signal.aborted) {
         const records = batch.length;
+        // The size of the first batch is not known yet: its next is asked for once it is written.
+        if (rowsPerChar !== undefined) ahead = job.next(sink.batchChars * rowsPerChar);
+        ahead?.catch(() => undefined);
         const chars = await sink.write(batch, abort.signal);
         batch = undefined;
         rows += records;
         job.onBatch?.(records);
         if (abort.signal.aborted) break;
-        batch = await job.next((sink.batchChars * records) / Math.max(chars, 1));
+        rowsPerChar = records / Math.max(chars, 1);
+        const next = ahead ?? job.next(sink.batchChars * rowsPerChar);
+        ahead = undefined;
+        batch = await next;
       }
       if (abort.signal.aborted) outcome = 'aborted';
       else {
@@ -196,6 +204,8 @@ export function runExport(job: ExportJob): Readable {
       // Nothing more will be written: what the stream still buffers goes too (a response closed before
       // Fastify took the stream would not destroy it).
       if (outcome === 'aborted') out.destroy();
+      // A batch read ahead ends before its connection is given back.
+      await ahead?.catch(() => undefined);
       await release();
       exportStats.open -= 1;
       exportStats[outcome] += 1;

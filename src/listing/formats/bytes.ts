@@ -1,0 +1,48 @@
+/**
+ * The size of the pieces text is written in: each becomes one chunk of the response, which takes whole chunks,
+ * so a batch written as one chunk would sit whole in the socket buffer of a client that stopped reading.
+ */
+export const PIECE_BYTES = 1 << 16;
+
+/**
+ * Collects text as UTF-8 bytes, in pieces of at most PIECE_BYTES (a longer text gets a piece of its own).
+ * Each line goes into the current piece with `Buffer.write`, rather than a batch's text being built as one
+ * string and converted with `Buffer.from`: that string is a rope of thousands of concatenations and V8 flattens
+ * it first, and for text with any character beyond Latin-1 (Czech names) it then encodes the two-byte string
+ * slowly. Measured for 250 000 rows of 33 cells: 3.0 s through `Buffer.from` of 64 kB strings, 0.35 s this way
+ * (0.9 s against 0.35 s for Latin-1 text). The bytes are exactly `Buffer.from` of the joined text (a test checks).
+ */
+export class ByteWriter {
+  private pieces: Buffer[] = [];
+  private buffer = Buffer.allocUnsafe(PIECE_BYTES);
+  private at = 0;
+
+  /** Appends `text` (any length). */
+  write(text: string): void {
+    // A UTF-16 unit is at most three bytes of UTF-8 (a surrogate pair is two units and four bytes).
+    if (this.at + text.length * 3 > PIECE_BYTES) {
+      if (text.length * 3 > PIECE_BYTES) {
+        this.flush();
+        this.pieces.push(Buffer.from(text, 'utf8'));
+        return;
+      }
+      if (this.at + Buffer.byteLength(text, 'utf8') > PIECE_BYTES) this.flush();
+    }
+    this.at += this.buffer.write(text, this.at, 'utf8');
+  }
+
+  /** The bytes written since the last `take`, in pieces. */
+  take(): Buffer[] {
+    this.flush();
+    const pieces = this.pieces;
+    this.pieces = [];
+    return pieces;
+  }
+
+  private flush(): void {
+    if (this.at === 0) return;
+    this.pieces.push(this.buffer.subarray(0, this.at));
+    this.buffer = Buffer.allocUnsafe(PIECE_BYTES);
+    this.at = 0;
+  }
+}
