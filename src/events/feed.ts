@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
-import type { Executor } from '../db/database.ts';
+import type { Dialect, Executor, Trx } from '../db/database.ts';
 import { getSetting, setSetting } from '../db/settings.ts';
+import { EVENT_LOCK } from './log.ts';
 
 /** An event as the log stores it; `data` is still the JSON text written by recordEvents. */
 export interface StoredEvent {
@@ -74,4 +75,28 @@ export async function pruneEvents(db: Executor, before: string, batch = 5000): P
       deleted += Number(result.numDeletedRows);
     }
   }
+}
+
+/**
+ * For rows written without events of their own (a follower's first copy into an empty table, docs/sync.md):
+ * takes the next seq, writes no event under it, and raises the pruned watermark to it, in the caller's
+ * transaction. Every feed reader behind that seq then gets `410 cursor_expired` and starts again from a
+ * snapshot, which has the rows: nothing written here is missed, and no reader is told about it item by item.
+ * Under the event-order lock on PostgreSQL, so that no event with a smaller seq can commit after it.
+ */
+export async function skipUnrecordedWrite(trx: Trx, dialect: Dialect): Promise<number> {
+  let seq: number;
+  if (dialect === 'postgres') {
+    await sql`select pg_advisory_xact_lock(${EVENT_LOCK})`.execute(trx);
+    const r = await sql<{ seq: string }>`select nextval(pg_get_serial_sequence('events', 'seq')) as seq`.execute(trx);
+    seq = Number(r.rows[0].seq);
+  } else {
+    // AUTOINCREMENT never hands out a seq below sqlite_sequence's: moving it on is taking one.
+    const r = await sql<{ seq: number }>`select max(coalesce((select seq from sqlite_sequence where name = 'events'), 0), coalesce((select max(seq) from events), 0)) + 1 as seq`.execute(trx);
+    seq = Number(r.rows[0].seq);
+    const updated = await sql`update sqlite_sequence set seq = ${seq} where name = 'events'`.execute(trx);
+    if (Number(updated.numAffectedRows ?? 0) === 0) await sql`insert into sqlite_sequence (name, seq) values ('events', ${seq})`.execute(trx);
+  }
+  if (seq > (await prunedThrough(trx))) await setSetting(trx, PRUNED_THROUGH, String(seq));
+  return seq;
 }

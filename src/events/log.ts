@@ -26,7 +26,7 @@ export interface EventStage {
 }
 
 // Any constant works; it names the lock that orders event inserts.
-const EVENT_LOCK = 7_274_101;
+export const EVENT_LOCK = 7_274_101;
 
 /**
  * Appends events in the caller's transaction, so they commit or vanish with the write. On PostgreSQL an

@@ -138,7 +138,7 @@ function sameItem(def: ResourceDef, stored: Row | undefined, incoming: Row): boo
 }
 
 /** Rows whose references exist, in an order in which each can be written (parents before children). */
-async function writable(trx: Trx, m: Mirror, rows: Array<Record<string, unknown> & { id: number }>): Promise<Array<Record<string, unknown> & { id: number }>> {
+export async function writable(trx: Trx, m: Mirror, rows: Array<Record<string, unknown> & { id: number }>): Promise<Array<Record<string, unknown> & { id: number }>> {
   let ready = rows;
   for (const req of m.requires.filter((r) => r.table !== m.table)) {
     const present = await existingIds(trx, req.table, ready.map((r) => r[req.column]));

@@ -6,10 +6,13 @@ import { backoffDelay, DEFAULT_BACKOFF, sleep } from './backoff.ts';
 import { SyncError, type MainStoreClient, type SyncLog } from './client.ts';
 import type { Mirror, Mirrors } from './mirrors.ts';
 import { applyRange } from './apply-range.ts';
+import { beginCopy, endCopy } from './first-copy.ts';
 import { checkListingPage } from './validate.ts';
 
 /** Items per local transaction while a snapshot's file is applied. */
 export const BULK_BATCH = 1000;
+/** The same into an empty table (first-copy.ts): fewer, larger commits; a batch of products is a few MB while it is written. */
+const FIRST_COPY_BATCH = 5000;
 /** The longest line of a snapshot file read: a product with long texts is a few kB; a line beyond this is refused, not held. */
 const MAX_LINE_BYTES = 8 * 1024 * 1024;
 /** Tries of one file's download (each resuming where the last stopped) before the whole step is retried by the follower. */
@@ -144,17 +147,18 @@ async function* itemsOf(client: MainStoreClient, job: Job, log: SyncLog, signal:
   if (failure) throw failure;
 }
 
-/** Applies one file: batches of BULK_BATCH items, each a local transaction that also deletes the local rows absent in its id range. */
+/** Applies one file: batches of BULK_BATCH items (FIRST_COPY_BATCH into an empty table), each a local transaction that also deletes the local rows absent in its id range. */
 async function applyFile(store: Store, client: MainStoreClient, mirrors: Mirrors, m: Mirror, job: Job, log: SyncLog, signal: AbortSignal | undefined, bus?: EventBus) {
   let after = 0;
   let items = 0;
   let changes = 0;
   let deferred = 0;
   let batch: Array<Record<string, unknown>> = [];
+  const firstCopy = await beginCopy(store, m);
   const flush = async (last: boolean) => {
     // The items of a file are checked against this version's item schema like a listing page is.
     checkListingPage(m, { data: batch, pagination: { hasMore: !last, nextCursor: null } });
-    const r = await applyRange(store, mirrors, m, batch, after, last, bus);
+    const r = await applyRange(store, mirrors, m, batch, after, last, bus, firstCopy);
     items += batch.length;
     changes += r.changes;
     deferred += r.deferred;
@@ -163,9 +167,10 @@ async function applyFile(store: Store, client: MainStoreClient, mirrors: Mirrors
   };
   for await (const item of itemsOf(client, job, log, signal)) {
     batch.push(item);
-    if (batch.length >= BULK_BATCH) await flush(false);
+    if (batch.length >= (firstCopy ? FIRST_COPY_BATCH : BULK_BATCH)) await flush(false);
   }
   await flush(true);
+  await endCopy(store, m);
   return { items, changes, deferred };
 }
 

@@ -4,6 +4,7 @@ import type { EventBus } from '../events/bus.ts';
 import type { ListingPage, MainStoreClient, SyncLog } from './client.ts';
 import type { Mirror, Mirrors } from './mirrors.ts';
 import { applyRange } from './apply-range.ts';
+import { beginCopy, endCopy } from './first-copy.ts';
 import { beginSnapshot, finishSnapshot } from './state.ts';
 import { checkListingPage } from './validate.ts';
 import { bootstrapFromSnapshots, forgetProgress } from './bulk.ts';
@@ -27,6 +28,7 @@ async function copyCollection(store: Store, client: MainStoreClient, mirrors: Mi
   let items = 0;
   let changes = 0;
   let deferred = 0;
+  const firstCopy = await beginCopy(store, m);
   let next: Promise<ListingPage> = client.list(collection, undefined, SNAPSHOT_PAGE);
   for (;;) {
     const page = await next;
@@ -37,12 +39,15 @@ async function copyCollection(store: Store, client: MainStoreClient, mirrors: Mi
       next = client.list(collection, cursor, SNAPSHOT_PAGE);
       next.catch(() => undefined);
     }
-    const result = await applyRange(store, mirrors, m, page.data, after, !cursor, bus);
+    const result = await applyRange(store, mirrors, m, page.data, after, !cursor, bus, firstCopy);
     items += page.data.length;
     changes += result.changes;
     deferred += result.deferred;
     after = result.through;
-    if (!cursor) return { items, changes, deferred };
+    if (!cursor) {
+      await endCopy(store, m);
+      return { items, changes, deferred };
+    }
   }
 }
 

@@ -3,7 +3,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createCredential, hashingKey } from '../../src/auth/credentials.service.ts';
 import type { Scope } from '../../src/auth/scopes.ts';
 import { loadConfig } from '../../src/config.ts';
-import type { Dialect } from '../../src/db/database.ts';
+import { sql } from 'kysely';
+import type { Dialect, Store } from '../../src/db/database.ts';
 import { seedStore } from '../../src/seed/seed.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { runSync, type SyncOptions, type SyncOutcome } from '../../src/sync/follower.ts';
@@ -158,3 +159,11 @@ export function followAsChild(main: Instance, follower: Instance): ChildProcess 
 
 /** A product of the test, with a unique article number. */
 export const newProduct = (n: number, extra: Record<string, unknown> = {}) => ({ articleNumber: `SYNC-${n}`, name: `Synced product ${n}`, price: '99.90', currency: 'CZK', vatRate: 21, stock: n, ...extra });
+
+/** The names of a table's indexes (every kind), sorted. */
+export async function indexesOf(store: Store, table: string): Promise<string[]> {
+  const r = store.dialect === 'postgres'
+    ? await sql<{ name: string }>`select indexname as name from pg_indexes where tablename = ${table} and schemaname = current_schema()`.execute(store.db)
+    : await sql<{ name: string }>`select name from sqlite_master where type = 'index' and tbl_name = ${table}`.execute(store.db);
+  return r.rows.map((x) => x.name).sort();
+}
