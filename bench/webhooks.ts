@@ -8,7 +8,7 @@
 // Options: --writes 1000 --rate 100 --duration 10 --connections 20 --backends sqlite,postgres --products 2000 --burst-only --timeline --profile DIR.
 // See docs/benchmarks.md, "Webhooks".
 import http from 'node:http';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { numberOption, parseArgs } from './lib/args.ts';
@@ -16,6 +16,7 @@ import { runLoad, type LoadResult } from './lib/load.ts';
 import { freePort } from './lib/ports.ts';
 import { createBenchDatabase, dropBenchDatabase } from './lib/postgres.ts';
 import { runMeasured, startServer, type Server } from './lib/processes.ts';
+import { monotonicUs, summarizeProfile, type ProfileWindow } from './lib/profile.ts';
 import { round, table } from './lib/report.ts';
 
 const CLI = join(import.meta.dirname, '..', 'bin', 'store-api.js');
@@ -143,6 +144,19 @@ async function database(kind: string): Promise<Backend> {
   return { url: created.url, drop: () => dropBenchDatabase(created.name) };
 }
 
+/** The burst's span on the profile clock, by backend (for --profile). */
+const bursts = new Map<string, ProfileWindow & { pid: number }>();
+
+/** With --profile DIR: the server's samples taken during the burst alone (not its start-up, the seed or the later parts). */
+function summarizeBurst(kind: string): void {
+  const profileDir = options.get('profile');
+  const burst = bursts.get(kind);
+  if (!profileDir || !burst) return;
+  // The main thread's profile (thread 0; tsx's loader runs in a worker with a profile of its own).
+  const file = readdirSync(profileDir).find((f) => f.includes(`.${burst.pid}.0.`) && f.endsWith('.cpuprofile'));
+  if (file) say(`\n${kind} server during the burst (self time, --cpu-prof, ${file}):\n\n${summarizeProfile(join(profileDir, file), 30, [burst])}`);
+}
+
 const rows: Array<Array<string | number>> = [];
 const reads: Array<Array<string | number>> = [];
 const cpu: Array<Array<string | number>> = [];
@@ -172,6 +186,7 @@ for (const kind of backends) {
     hooks.arrivals.clear();
     say(`${kind}: ${writes} writes, 8 at a time, each delivered …`);
     const xactsBefore = options.has('timeline') && kind === 'postgres' ? await transactions(db.url) : 0;
+    const burst: ProfileWindow = { fromUs: monotonicUs(), toUs: 0 };
     const started = Date.now();
     let next = 0;
     await Promise.all(Array.from({ length: 8 }, async () => {
@@ -182,6 +197,8 @@ for (const kind of backends) {
       if (Date.now() - written > 60_000) throw new Error(`only ${hooks.arrivals.size} of ${writes} deliveries arrived`);
       await sleep(5);
     }
+    burst.toUs = monotonicUs();
+    bursts.set(kind, { ...burst, pid: server.child.pid! });
     const arrivals = [...hooks.arrivals.values()];
     const last = Math.max(...arrivals.map((a) => a.at));
     const d = delays(arrivals);
@@ -244,6 +261,7 @@ for (const kind of backends) {
     await server?.stop();
     await hooks.close();
     await db.drop();
+    summarizeBurst(kind);
   }
 }
 

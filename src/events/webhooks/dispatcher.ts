@@ -178,12 +178,35 @@ export class WebhookDispatcher {
       await this.signal.wait(generation, Math.max(MIN_WAIT_MS, delay), this.kick.signal);
       this.kick = undefined;
       full = !this.kicked && this.signal.generation === generation;
-      // Woken by new events (not by a free slot): let those that come close together gather for one pass
-      // rather than a pass each; 50 ms is little against the delivery delay and saves most of the
-      // per-pass work at 100 events/s.
       if (this.kicked) await new Promise((r) => setTimeout(r, SLOT_GATHER_MS));
-      else if (this.signal.generation !== generation) await new Promise((r) => setTimeout(r, COALESCE_MS));
+      else if (this.signal.generation !== generation) await this.coalesce();
     }
+  }
+
+  /**
+   * Woken by new events (not by a free slot): lets those that come close together gather for one pass rather
+   * than a pass each; 50 ms is little against the delivery delay and saves most of the per-pass work at 100
+   * events/s. While rows wait unclaimed (a burst that outruns the slots), a slot freeing up ends the wait
+   * (after a few ms for others to free up too): waiting out the 50 ms then would cap delivery at `concurrency`
+   * per 50 ms while writes go on, and the backlog would only drain once they stop.
+   */
+  private coalesce(): Promise<void> {
+    return new Promise((resolve) => {
+      const kick = new AbortController();
+      const done = () => {
+        clearTimeout(timer);
+        if (this.kick === kick) this.kick = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, COALESCE_MS);
+      // The backlog is only changed by a pass, and none runs meanwhile.
+      if (!this.backlog) return;
+      this.kick = kick;
+      kick.signal.addEventListener('abort', () => {
+        clearTimeout(timer);
+        setTimeout(done, SLOT_GATHER_MS);
+      }, { once: true });
+    });
   }
 
   /** Sends in a slot of its own; the slot is free again once the receiver has answered (recording follows). */
