@@ -1,6 +1,6 @@
 // `npm run bench:exports [-- --options]`: full CSV and XLSX exports of large collections, timed beside the
 // database's own CSV export (`sqlite3 -csv`, `psql \copy`), with the server's peak memory. See
-// docs/benchmarks.md, "Exports". Options: --products 100000 --orders 100000 --big-products 225000 (0 skips the
+// docs/benchmarks.md, "Exports". Options (NDJSON cases too; XLSX is also compared with the API's CSV): --products 100000 --orders 100000 --big-products 225000 (0 skips the
 // 1 000 000-row case) --backends sqlite,postgres --fresh (seed again) --dir <cache dir for seeded files>.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -217,7 +217,7 @@ async function withServer<T>(databaseUrl: string, work: (server: Server, auth: R
  * One export, on a server of its own: the server's memory after an earlier large export says little about the
  * next one (V8 keeps the heap it grew), so each case starts from an idle, warmed-up server.
  */
-async function exportCase(backend: string, databaseUrl: string, collection: string, format: 'csv' | 'xlsx', rowsExpected?: number): Promise<void> {
+async function exportCase(backend: string, databaseUrl: string, collection: string, format: 'csv' | 'ndjson' | 'xlsx', rowsExpected?: number): Promise<void> {
   await withServer(databaseUrl, async (server, auth) => {
     const pid = server.child.pid!;
     // Warm the route (and the page cache) with a small page, so the figures are of the export itself.
@@ -227,7 +227,7 @@ async function exportCase(backend: string, databaseUrl: string, collection: stri
     const t = await download(`${server.url}/api/v2/${collection}?format=${format}`, auth);
     const peak = status(pid, 'VmHWM');
     const cpu = cpuSeconds(pid) - cpuBefore;
-    const count = format === 'csv' ? t.lines - 1 : (rowsExpected ?? 0);
+    const count = format === 'csv' ? t.lines - 1 : format === 'ndjson' ? t.lines : (rowsExpected ?? 0);
     rows.push({ backend, what: `API ${format.toUpperCase()} ${collection}`, rows: count, ttfb: t.ttfb, total: t.total, mb: t.bytes / MB, peakRss: peak, rssGrowth: peak - baseline, cpu });
     say(`  ${backend} ${format} ${collection}: ${t.total.toFixed(2)} s, ${(t.bytes / MB).toFixed(1)} MB, RSS +${(peak - baseline).toFixed(0)} MB`);
   });
@@ -296,6 +296,12 @@ function report(products: number, orders: number): void {
     const cpu = r.backend === 'sqlite' ? `, ${(r.cpu! / base.cpu!).toFixed(1)}× the CPU` : '';
     say(`- ${r.backend} ${r.what}: ${(r.total / base.total).toFixed(1)}× the time${cpu} of \`${base.what}\``);
   }
+  // XLSX against the API's own CSV of the same rows (issue 15: at most 2.5×).
+  say('');
+  for (const x of rows.filter((r) => r.what.startsWith('API XLSX '))) {
+    const csv = rows.find((r) => r.backend === x.backend && r.what === x.what.replace('XLSX', 'CSV'));
+    if (csv) say(`- ${x.backend} ${x.what}: ${(x.total / csv.total).toFixed(1)}× the time, ${(x.cpu! / csv.cpu!).toFixed(1)}× the server CPU of the API's CSV`);
+  }
 }
 
 const { options } = parseArgs(process.argv.slice(2));
@@ -314,7 +320,7 @@ async function sqliteCases(): Promise<void> {
     const t = await floor('sqlite3', ['-csv', '-header', file, query]);
     rows.push({ backend: 'sqlite', what, rows: t.lines - 1, ttfb: t.ttfb, total: t.total, mb: t.bytes / MB, peakRss: t.peakRss, cpu: t.cpu });
   }
-  for (const format of ['csv', 'xlsx'] as const) {
+  for (const format of ['csv', 'ndjson', 'xlsx'] as const) {
     await exportCase('sqlite', `sqlite:${file}`, 'products', format, products);
     await exportCase('sqlite', `sqlite:${file}`, 'orders', format, items);
   }
@@ -336,7 +342,7 @@ async function postgresCases(): Promise<void> {
     rows.push({ backend: 'postgres', what, rows: t.lines - 1, ttfb: t.ttfb, total: t.total, mb: t.bytes / MB, peakRss: t.peakRss, cpu: t.cpu });
   }
   const items = await pgAdmin(async (c) => Number((await c.query('select count(*) as n from order_items')).rows[0].n), new URL(url).pathname.slice(1));
-  for (const format of ['csv', 'xlsx'] as const) {
+  for (const format of ['csv', 'ndjson', 'xlsx'] as const) {
     await exportCase('postgres', url, 'products', format, products);
     await exportCase('postgres', url, 'orders', format, items);
   }

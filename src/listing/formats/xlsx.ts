@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { PassThrough, type Writable } from 'node:stream';
 import ExcelJS from 'exceljs';
+import { ByteWriter } from './bytes.ts';
 import type { CellType, ExportColumn } from './columns.ts';
 
 /** Excel's limit of rows per sheet, the header included; a longer export goes on in another sheet. */
@@ -8,7 +9,6 @@ export const MAX_SHEET_ROWS = 1_048_576;
 /** Excel's limit of characters in one cell; a longer text is cut there (CSV and JSON carry it whole). */
 export const MAX_CELL_TEXT = 32_767;
 const DAY_MS = 86_400_000;
-const PIECE_CHARS = 1 << 16;
 /** 1970-01-01 as an Excel serial date (the 1900 date system). */
 const UNIX_EPOCH_SERIAL = 25_569;
 
@@ -120,6 +120,7 @@ export class XlsxExportWriter {
   private sheetCount = 0;
   private rowInSheet = 0;
   private failure: Error | undefined;
+  private readonly bytes = new ByteWriter();
 
   constructor(
     out: Writable,
@@ -155,7 +156,7 @@ export class XlsxExportWriter {
     this.rowInSheet = 1;
   }
 
-  /** Appends rows of cells; resolves with the characters of sheet XML they made once the sheet can take more. */
+  /** Appends rows of cells; resolves with the bytes of sheet XML they made once the sheet can take more. */
   async write(rows: unknown[][], signal: AbortSignal): Promise<number> {
     let chars = 0;
     for (let r = 0; r < rows.length; ) {
@@ -173,32 +174,29 @@ export class XlsxExportWriter {
   }
 
   /**
-   * Renders rows into the sheet in pieces of about 64 kB: a piece becomes bytes as soon as it is written, so
-   * the strings of a batch never pile up (left to grow, they outlive young-generation collections and swell
-   * the heap of a long export).
+   * Renders rows into the sheet as bytes in pieces of 64 kB (see ByteWriter: a piece of XML as one string would
+   * be converted slowly), so that the strings of a batch never pile up either (left to grow, they outlive
+   * young-generation collections and swell the heap of a long export).
    */
   private render(rows: unknown[][], start: number, end: number): number {
-    const { letters, renderers } = this;
+    const { letters, renderers, bytes } = this;
     const n = renderers.length;
-    let chars = 0;
-    let xml = '';
     for (let r = start; r < end; r++) {
       const row = rows[r];
       const num = ++this.rowInSheet;
-      xml += `<row r="${num}">`;
+      let xml = `<row r="${num}">`;
       for (let i = 0; i < n; i++) {
         const v = row[i];
         if (v !== null && v !== undefined) xml += renderers[i](` r="${letters[i]}${num}"`, v);
       }
-      xml += '</row>';
-      if (xml.length >= PIECE_CHARS) {
-        this.sheetStream!.write(xml);
-        chars += xml.length;
-        xml = '';
-      }
+      bytes.write(xml + '</row>');
     }
-    if (xml) this.sheetStream!.write(xml);
-    return chars + xml.length;
+    let written = 0;
+    for (const piece of bytes.take()) {
+      this.sheetStream!.write(piece);
+      written += piece.length;
+    }
+    return written;
   }
 
   /** Closes the sheet and the package; resolves when the last byte is written to the output. */
