@@ -81,6 +81,8 @@ export interface SnapshotSettings {
   leaseSeconds: number;
   /** How often an idle node looks for queued jobs (SNAPSHOT_POLL_MS). */
   pollMs: number;
+  /** Rows per second one job may write at most (SNAPSHOT_MAX_ROWS_PER_SECOND); 0, the default, is no limit. */
+  maxRowsPerSecond: number;
 }
 
 export class ConfigError extends Error {}
@@ -201,6 +203,7 @@ export function loadConfig(overrides: ConfigInput = {}, env: ConfigInput = proce
       urlTtlSeconds: int('SNAPSHOT_URL_TTL_SECONDS', get('SNAPSHOT_URL_TTL_SECONDS'), 3600, 1),
       leaseSeconds: int('SNAPSHOT_LEASE_SECONDS', get('SNAPSHOT_LEASE_SECONDS'), 30, 1),
       pollMs: int('SNAPSHOT_POLL_MS', get('SNAPSHOT_POLL_MS'), 1000, 10),
+      maxRowsPerSecond: int('SNAPSHOT_MAX_ROWS_PER_SECOND', get('SNAPSHOT_MAX_ROWS_PER_SECOND'), 0, 0),
     },
     sync: {
       from: get('SYNC_FROM') || undefined,

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { SnapshotSettings } from '../config.ts';
 import type { Store } from '../db/database.ts';
 import { nowIso } from '../db/database.ts';
@@ -139,7 +140,16 @@ export class SnapshotRunner {
         .catch((err: unknown) => this.o.log.warn({ err, snapshot: job.id }, 'snapshots: could not renew a claim'));
     }, Math.max(10, this.leaseMs / 3));
     renew.unref();
-    const done = this.execute(job, abort.signal, (n) => (rows = n)).finally(() => {
+    const started = Date.now();
+    const rate = this.o.settings.maxRowsPerSecond;
+    const progress = (n: number): Promise<void> | undefined => {
+      rows = n;
+      if (!rate) return undefined;
+      // Ahead of the allowed pace: the export waits (reads no more rows) until the clock catches up.
+      const ahead = started + (n / rate) * 1000 - Date.now();
+      return ahead > 0 ? sleep(ahead, undefined, { signal: abort.signal }) : undefined;
+    };
+    const done = this.execute(job, abort.signal, progress).finally(() => {
       clearInterval(renew);
       this.running.delete(job.id);
       // A place is free: the next queued job need not wait for the next look.
@@ -148,7 +158,7 @@ export class SnapshotRunner {
     this.running.set(job.id, { abort, done });
   }
 
-  private async execute(job: SnapshotJob, signal: AbortSignal, progress: (rows: number) => void): Promise<void> {
+  private async execute(job: SnapshotJob, signal: AbortSignal, progress: (rows: number) => Promise<void> | undefined): Promise<void> {
     const def = this.o.resources.byCollection.get(job.collection);
     const started = Date.now();
     if (!def) return this.fail(job, this.node, `the collection ${job.collection} no longer exists`);

@@ -35,15 +35,18 @@ export async function getJob(t: TestApp, token: string, id: number): Promise<Job
   return res.json() as JobView;
 }
 
-/** Waits until the job has finished (completed or failed) and returns it. */
-export async function finished(t: TestApp, token: string, id: number, ms = 60_000): Promise<JobView> {
+/** Waits until the job, as `look` shows it, has finished (completed or failed) and returns it. */
+export async function untilFinished(id: number, look: () => Promise<JobView>, ms = 60_000, every = 50): Promise<JobView> {
   let job: JobView | undefined;
   await until(`snapshot ${id} finished`, async () => {
-    job = await getJob(t, token, id);
+    job = await look();
     return job.status === 'completed' || job.status === 'failed';
-  }, ms, 50);
+  }, ms, every);
   return job!;
 }
+
+/** Waits until the job has finished (completed or failed) and returns it. */
+export const finished = (t: TestApp, token: string, id: number, ms = 60_000): Promise<JobView> => untilFinished(id, () => getJob(t, token, id), ms);
 
 /** The file of a completed job, with the bearer token, gunzipped into its NDJSON items. */
 export async function downloadItems(t: TestApp, token: string, id: number): Promise<Array<Record<string, unknown>>> {
