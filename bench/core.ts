@@ -6,7 +6,8 @@
 //   (c) PostgreSQL only: a bare node:http server running the API's own SQL wrapped so that PostgreSQL builds the
 //       page's JSON (row_to_json, as PostgREST does; bench/ceilings/pg-json.ts), byte for byte the API's answer.
 // Every server runs as a child process; autocannon runs in another (bench/lib/load-worker.mjs).
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
@@ -16,16 +17,20 @@ import { runLoad, type LoadResult } from './lib/load.ts';
 import { freePort } from './lib/ports.ts';
 import { createBenchDatabase, dropBenchDatabase, postgresVersion } from './lib/postgres.ts';
 import { runMeasured, startServer, type Server } from './lib/processes.ts';
+import { findSeed, keepSeed, seedCacheKey, type CachedSeed, type SeedRecord } from './lib/seed-cache.ts';
 import { monotonicUs, summarizeProfile, type ProfileWindow } from './lib/profile.ts';
 import { round, table } from './lib/report.ts';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
+import { BROTLI_QUALITY, GZIP_LEVEL } from '../src/http/compression.ts';
 
 export interface CoreOptions {
   products: number;
   connections: number;
   duration: number;
   warmup: number;
+  /** Seconds of warm-up before each round after the first (the servers are warm by then); default min(1, warmup). */
+  rewarmup?: number;
   backends: Array<'sqlite' | 'postgres'>;
   /** Also measure the API with LOG_LEVEL=info (one log line per request). */
   infoLogs: boolean;
@@ -41,9 +46,18 @@ export interface CoreOptions {
   only?: string[];
   /** The `--quick` preset (only named in the report and the file name). */
   quick?: boolean;
+  /**
+   * Take the seeded store from the seed cache (bench/lib/seed-cache.ts), seeding and keeping it there on a miss.
+   * The seeding figures are then those of the seeding that made the cached store.
+   */
+  seedCache?: boolean;
+  /** Also measure the first page compressed (br and gzip at the API's levels), alternating with the other servers. */
+  compressed?: boolean;
 }
 
-type ServerKind = 'api' | 'api-info' | 'static' | 'bare' | 'pgjson';
+type ServerKind = 'api' | 'api-info' | 'api-br' | 'api-gzip' | 'static' | 'bare' | 'pgjson';
+/** The API asked for a compressed answer: the same server, with Accept-Encoding. */
+const CODINGS: Partial<Record<ServerKind, string>> = { 'api-br': 'br', 'api-gzip': 'gzip' };
 interface Measurement {
   backend: string;
   case: string;
@@ -63,12 +77,14 @@ interface Backend {
   dispose(): Promise<void>;
 }
 
-async function openBackend(name: 'sqlite' | 'postgres', existing: string | undefined): Promise<Backend> {
+/** The run's own store: an existing one, a copy of a cached seeded one, or an empty one to seed. */
+async function openBackend(name: 'sqlite' | 'postgres', existing: string | undefined, cached: CachedSeed | undefined): Promise<Backend> {
   if (existing) return { name, url: existing, sizeMb: async () => 0, dispose: async () => {} };
   if (name === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'store-api-bench-'));
     const path = join(dir, 'store.db');
     const forget = onAbort(() => rmSync(dir, { recursive: true, force: true }));
+    if (cached?.file) copyFileSync(cached.file, path);
     return {
       name,
       url: `sqlite:${path}`,
@@ -79,7 +95,7 @@ async function openBackend(name: 'sqlite' | 'postgres', existing: string | undef
       },
     };
   }
-  const db = await createBenchDatabase();
+  const db = await createBenchDatabase(cached?.template);
   const forget = onAbort(() => dropBenchDatabase(db.name));
   return {
     name,
@@ -179,127 +195,187 @@ async function buildCases(base: string, auth: Record<string, string>, products: 
   ];
 }
 
+/** The body a server sends, its bytes as they go on the wire (fetch would decode a compressed one). */
+function wireBytes(url: string, headers: Record<string, string>): Promise<{ bytes: number; coding: string }> {
+  return new Promise((resolve, reject) => {
+    http.get(url, { headers }, (res) => {
+      let bytes = 0;
+      res.on('data', (chunk: Buffer) => (bytes += chunk.length));
+      res.on('end', () => (res.statusCode === 200 ? resolve({ bytes, coding: String(res.headers['content-encoding'] ?? 'identity') }) : reject(new Error(`GET ${url} answered ${res.statusCode}`))));
+      res.on('error', reject);
+    }).on('error', reject);
+  });
+}
+
+type Seeding = SeedRecord & { backend: string; cached: boolean };
+
 export async function runCore(o: CoreOptions): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'store-api-bench-run-'));
   onAbort(() => rmSync(work, { recursive: true, force: true }));
   const measurements: Measurement[] = [];
-  const seeds: Array<{ backend: string; seconds: number; peakRssMb: number; sizeMb: number }> = [];
+  const seeds: Seeding[] = [];
   const tokens: Array<{ backend: string; result: LoadResult }> = [];
   const sizes = new Map<string, number>();
+  const wire = new Map<string, number>();
   const apiRss = new Map<string, number>();
   const serverRss = new Map<string, number>();
   const profiles: string[] = [];
   let caseNames: string[] = [];
   const loads: number[] = [loadavg()[0]];
   const failures: string[] = [];
+  const rewarmup = o.rewarmup ?? Math.min(1, o.warmup);
+  // Wall time by phase: where a run's minutes go (the seeding, the servers' start, the loads).
+  const spent = new Map<string, number>();
+  const timed = async <T>(phase: string, work: () => Promise<T>): Promise<T> => {
+    const from = performance.now();
+    try {
+      return await work();
+    } finally {
+      spent.set(phase, (spent.get(phase) ?? 0) + (performance.now() - from) / 1000);
+    }
+  };
+  const seedKey = o.seedCache ? seedCacheKey({ products: o.products, orders: 0, seed: 1 }) : undefined;
 
   try {
     for (const name of o.backends) {
-      const backend = await openBackend(name, o.existing[name]);
+      const cached = seedKey && !o.existing[name] ? await findSeed(name, seedKey) : undefined;
+      const backend = await timed(cached ? 'copying the cached store' : 'seeding', () => openBackend(name, o.existing[name], cached));
       try {
         // A backend that fails (a server that does not start on an overloaded machine, PostgreSQL away) must not
         // lose the other's figures: its error goes in the report and the run exits non-zero.
-        await measureBackend(name, backend).catch((error: Error) => {
+        await measureBackend(name, backend, cached).catch((error: Error) => {
           failures.push(`${name}: ${error.message.split('\n')[0]}`);
           say(`\n!! ${name} failed: ${error.message}`);
           process.exitCode = 1;
         });
       } finally {
-        await backend.dispose();
+        await timed('stopping', () => backend.dispose());
       }
     }
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
 
-  async function measureBackend(name: 'sqlite' | 'postgres', backend: Backend): Promise<void> {
-      {
-        if (o.existing[name]) say(`\n== ${name}: the existing database ${o.existing[name]}`);
-        else {
-          say(`\n== ${name}: seeding ${o.products} products`);
-          const seeded = await runMeasured(NODE, [CLI, '--database', backend.url, 'seed', '--products', String(o.products), '--json']);
-          seeds.push({ backend: name, seconds: round(seeded.seconds, 1), peakRssMb: seeded.peakRssMb, sizeMb: await backend.sizeMb() });
-          say(`  seeded in ${round(seeded.seconds, 1)} s, peak RSS ${seeded.peakRssMb} MB`);
-          await analyze(backend);
-        }
-        const credential = JSON.parse(await cli(backend.url, 'credentials', 'create', '--name', 'bench', '--scopes', 'all', '--json')) as { clientId: string; clientSecret: string };
-        const form = `grant_type=client_credentials&client_id=${credential.clientId}&client_secret=${encodeURIComponent(credential.clientSecret)}`;
-        const formHeaders = { 'content-type': 'application/x-www-form-urlencoded' };
-
-        const apiWindows: ProfileWindow[] = [];
-        const profileDir = o.profile ? join('bench', 'results', 'profiles', name) : undefined;
-        if (profileDir) mkdirSync(profileDir, { recursive: true });
-        const api = await startApi(backend.url, 'warn', profileDir);
-        const token = JSON.parse(await fetchText(`${api.url}/oauth/token`, { method: 'POST', headers: formHeaders, body: form })).access_token as string;
-        const auth = { authorization: `Bearer ${token}` };
-        const cases = (await buildCases(api.url, auth, o.products)).filter((c) => !o.only || o.only.some((w) => c.name.includes(w)));
-        caseNames = cases.map((c) => c.name);
-        const bodies: Record<string, string> = {};
-        for (const c of cases) {
-          bodies[c.path] = await fetchText(api.url + c.path, { headers: auth });
-          sizes.set(c.name, Buffer.byteLength(bodies[c.path]));
-        }
-        const casesFile = join(work, `${name}-cases.json`);
-        writeFileSync(casesFile, JSON.stringify({ collection: 'products', cases, bodies } satisfies CasesFile));
-
-        // Every server runs at once (an idle one costs nothing) so that each case can alternate between them.
-        const servers: Array<{ kind: ServerKind; server: Server }> = [{ kind: 'api', server: api }];
-        try {
-          if (o.infoLogs) servers.push({ kind: 'api-info', server: await startApi(backend.url, 'info') });
-          servers.push({ kind: 'bare', server: await startCeiling('bare-query', backend.url, casesFile) });
-          if (name === 'postgres') servers.push({ kind: 'pgjson', server: await startCeiling('pg-json', backend.url, casesFile) });
-          servers.push({ kind: 'static', server: await startCeiling('static', backend.url, casesFile) });
-          const bare = servers.find((s) => s.kind === 'bare')!.server;
-          const pgjson = servers.find((s) => s.kind === 'pgjson')?.server;
-          for (const c of cases) {
-            const same = isDeepStrictEqual(JSON.parse(await fetchText(bare.url + c.path)), JSON.parse(bodies[c.path]));
-            if (!same) throw new Error(`the bare-query ceiling answers ${c.name} differently from the API; it must run the same query`);
-            // (c) must answer the API's very bytes (key order, number and string formatting included).
-            if (pgjson && (await fetchText(pgjson.url + c.path)) !== bodies[c.path]) {
-              throw new Error(`the pg-json ceiling answers ${c.name} with other bytes than the API:\n${(await fetchText(pgjson.url + c.path)).slice(0, 400)}\n${bodies[c.path].slice(0, 400)}`);
-            }
-          }
-          for (const c of cases) {
-            say(`-- ${c.name} (${round(Buffer.byteLength(bodies[c.path]) / 1024, 1)} KiB)`);
-            const runs = new Map<ServerKind, LoadResult[]>();
-            for (let r = 0; r < o.rounds; r++) {
-              for (const { kind, server } of servers) {
-                const from = monotonicUs();
-                const result = await runLoad({
-                  url: server.url + c.path, headers: kind.startsWith('api') ? auth : {}, connections: o.connections, pid: server.child.pid,
-                  dbUrl: name === 'postgres' ? backend.url : undefined,
-                  duration: o.duration, warmup: r === 0 ? o.warmup : Math.min(1, o.warmup),
-                });
-                if (result.non2xx || result.errors) say(`  warning: ${result.non2xx} non-2xx answers and ${result.errors} errors`);
-                runs.set(kind, [...(runs.get(kind) ?? []), result]);
-                if (kind === 'api') apiWindows.push({ fromUs: from, toUs: monotonicUs() });
-                loads.push(loadavg()[0]);
-                say(`  ${kind.padEnd(8)} round ${r + 1}: ${String(round(result.rps)).padStart(7)} req/s  p50 ${result.p50} ms  p99 ${result.p99} ms  ${round(result.cpuMicrosPerRequest)} µs CPU/req${result.dbCpuMicrosPerRequest == null ? '' : ` + ${round(result.dbCpuMicrosPerRequest)} µs PostgreSQL`}  (load average ${round(loadavg()[0], 1)})`);
-              }
-            }
-            for (const [kind, results] of runs) measurements.push({ backend: name, case: c.name, server: kind, result: combine(results) });
-          }
-          apiRss.set(name, api.peakRssMb());
-          for (const { kind, server } of servers) serverRss.set(`${name} ${kind}`, server.peakRssMb());
-          say('-- POST /oauth/token');
-          const issued = await runLoad({ url: `${api.url}/oauth/token`, method: 'POST', headers: formHeaders, body: form, connections: o.connections, duration: o.duration * o.rounds, warmup: o.warmup, pid: api.child.pid });
-          tokens.push({ backend: name, result: issued });
-          say(`  ${round(issued.rps)} tokens/s  p50 ${issued.p50} ms  p99 ${issued.p99} ms${issued.non2xx ? `  (${issued.non2xx} non-2xx!)` : ''}`);
-        } finally {
-          for (const { server } of servers) await server.stop();
-        }
-        if (profileDir) {
-          for (const f of readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'))) {
-            // Only the samples taken while the read cases loaded the API: not its start-up (module loading,
-            // schema compiling), the cursor walk or the token endpoint.
-            profiles.push(`#### ${name}, the read cases under load\n\n${summarizeProfile(join(profileDir, f), 25, apiWindows)}`);
-            rmSync(join(profileDir, f));
-          }
-        }
-      }
+  /** A credential with every scope in a seeded store: the cached one, or a new one (and the store then seeded and kept). */
+  async function prepare(name: 'sqlite' | 'postgres', backend: Backend, cached: CachedSeed | undefined): Promise<SeedRecord['credential']> {
+    const create = async () => JSON.parse(await cli(backend.url, 'credentials', 'create', '--name', 'bench', '--scopes', 'all', '--json')) as SeedRecord['credential'];
+    if (o.existing[name]) {
+      say(`\n== ${name}: the existing database ${o.existing[name]}`);
+      return create();
+    }
+    if (cached) {
+      say(`\n== ${name}: ${o.products} products copied from the seed cache (seeded ${cached.record.seededAt.slice(0, 16)} in ${cached.record.seconds} s)`);
+      seeds.push({ ...cached.record, backend: name, cached: true });
+      return cached.record.credential;
+    }
+    say(`\n== ${name}: seeding ${o.products} products`);
+    const seeded = await runMeasured(NODE, [CLI, '--database', backend.url, 'seed', '--products', String(o.products), '--json']);
+    say(`  seeded in ${round(seeded.seconds, 1)} s, peak RSS ${seeded.peakRssMb} MB`);
+    await analyze(backend);
+    const record: SeedRecord = { seconds: round(seeded.seconds, 1), peakRssMb: seeded.peakRssMb, sizeMb: await backend.sizeMb(), seededAt: new Date().toISOString(), credential: await create() };
+    seeds.push({ ...record, backend: name, cached: false });
+    if (seedKey) await keepSeed(name, seedKey, backend.url, record);
+    return record.credential;
   }
 
-  const report = await renderReport(o, { measurements, seeds, tokens, sizes, apiRss, serverRss, caseNames, profiles, loads, failures });
+  async function measureBackend(name: 'sqlite' | 'postgres', backend: Backend, cached: CachedSeed | undefined): Promise<void> {
+    const credential = await timed(cached ? 'copying the cached store' : 'seeding', () => prepare(name, backend, cached));
+    const form = `grant_type=client_credentials&client_id=${credential.clientId}&client_secret=${encodeURIComponent(credential.clientSecret)}`;
+    const formHeaders = { 'content-type': 'application/x-www-form-urlencoded' };
+
+    const apiWindows: ProfileWindow[] = [];
+    const profileDir = o.profile ? join('bench', 'results', 'profiles', name) : undefined;
+    if (profileDir) mkdirSync(profileDir, { recursive: true });
+    const api = await timed('starting servers', () => startApi(backend.url, 'warn', profileDir));
+    const token = JSON.parse(await fetchText(`${api.url}/oauth/token`, { method: 'POST', headers: formHeaders, body: form })).access_token as string;
+    const auth = { authorization: `Bearer ${token}` };
+    const cases = await timed('finding the cases', async () => (await buildCases(api.url, auth, o.products)).filter((c) => !o.only || o.only.some((w) => c.name.includes(w))));
+    caseNames = cases.map((c) => c.name);
+    const bodies: Record<string, string> = {};
+    for (const c of cases) {
+      bodies[c.path] = await fetchText(api.url + c.path, { headers: auth });
+      sizes.set(c.name, Buffer.byteLength(bodies[c.path]));
+    }
+    const casesFile = join(work, `${name}-cases.json`);
+    writeFileSync(casesFile, JSON.stringify({ collection: 'products', cases, bodies } satisfies CasesFile));
+
+    // Every server runs at once (an idle one costs nothing) so that each case can alternate between them.
+    const servers: Array<{ kind: ServerKind; server: Server }> = [{ kind: 'api', server: api }];
+    try {
+      // Started side by side: each spends seconds loading its modules, much of it waiting on the disk.
+      const starting: Array<[ServerKind, Promise<Server>]> = [
+        ...(o.infoLogs ? [['api-info', startApi(backend.url, 'info')] as [ServerKind, Promise<Server>]] : []),
+        ['bare', startCeiling('bare-query', backend.url, casesFile)],
+        ...(name === 'postgres' ? [['pgjson', startCeiling('pg-json', backend.url, casesFile)] as [ServerKind, Promise<Server>]] : []),
+        ['static', startCeiling('static', backend.url, casesFile)],
+      ];
+      const started = await timed('starting servers', () => Promise.allSettled(starting.map(([, s]) => s)));
+      started.forEach((r, i) => r.status === 'fulfilled' && servers.push({ kind: starting[i][0], server: r.value }));
+      const failed = started.find((r) => r.status === 'rejected');
+      if (failed) throw failed.reason;
+      const bare = servers.find((s) => s.kind === 'bare')!.server;
+      const pgjson = servers.find((s) => s.kind === 'pgjson')?.server;
+      for (const c of cases) {
+        const same = isDeepStrictEqual(JSON.parse(await fetchText(bare.url + c.path)), JSON.parse(bodies[c.path]));
+        if (!same) throw new Error(`the bare-query ceiling answers ${c.name} differently from the API; it must run the same query`);
+        // (c) must answer the API's very bytes (key order, number and string formatting included).
+        if (pgjson && (await fetchText(pgjson.url + c.path)) !== bodies[c.path]) {
+          throw new Error(`the pg-json ceiling answers ${c.name} with other bytes than the API:\n${(await fetchText(pgjson.url + c.path)).slice(0, 400)}\n${bodies[c.path].slice(0, 400)}`);
+        }
+      }
+      for (const [index, c] of cases.entries()) {
+        say(`-- ${c.name} (${round(Buffer.byteLength(bodies[c.path]) / 1024, 1)} KiB)`);
+        // The first listing page is also asked for compressed: the same API server, with Accept-Encoding.
+        const kinds = [...servers];
+        if (o.compressed && index === 0 && c.list) {
+          for (const [at, kind] of (['api-br', 'api-gzip'] as const).entries()) {
+            kinds.splice(1 + at, 0, { kind, server: api });
+            const sent = await wireBytes(api.url + c.path, { ...auth, 'accept-encoding': CODINGS[kind]! });
+            if (sent.coding !== CODINGS[kind]) throw new Error(`the API answered Accept-Encoding: ${CODINGS[kind]} with ${sent.coding}`);
+            wire.set(`${name} ${kind}`, sent.bytes);
+          }
+        }
+        const runs = new Map<ServerKind, LoadResult[]>();
+        for (let r = 0; r < o.rounds; r++) {
+          for (const { kind, server } of kinds) {
+            const from = monotonicUs();
+            const coding = CODINGS[kind];
+            const result = await timed('loads', () => runLoad({
+              url: server.url + c.path, headers: kind.startsWith('api') ? { ...auth, ...(coding ? { 'accept-encoding': coding } : {}) } : {}, connections: o.connections, pid: server.child.pid,
+              dbUrl: name === 'postgres' ? backend.url : undefined,
+              duration: o.duration, warmup: r === 0 ? o.warmup : rewarmup,
+            }));
+            if (result.non2xx || result.errors) say(`  warning: ${result.non2xx} non-2xx answers and ${result.errors} errors`);
+            runs.set(kind, [...(runs.get(kind) ?? []), result]);
+            if (kind === 'api') apiWindows.push({ fromUs: from, toUs: monotonicUs() });
+            loads.push(loadavg()[0]);
+            say(`  ${kind.padEnd(8)} round ${r + 1}: ${String(round(result.rps)).padStart(7)} req/s  p50 ${result.p50} ms  p99 ${result.p99} ms  ${round(result.cpuMicrosPerRequest)} µs CPU/req${result.dbCpuMicrosPerRequest == null ? '' : ` + ${round(result.dbCpuMicrosPerRequest)} µs PostgreSQL`}  (load average ${round(loadavg()[0], 1)})`);
+          }
+        }
+        for (const [kind, results] of runs) measurements.push({ backend: name, case: c.name, server: kind, result: combine(results) });
+      }
+      apiRss.set(name, api.peakRssMb());
+      for (const { kind, server } of servers) serverRss.set(`${name} ${kind}`, server.peakRssMb());
+      say('-- POST /oauth/token');
+      const issued = await timed('loads', () => runLoad({ url: `${api.url}/oauth/token`, method: 'POST', headers: formHeaders, body: form, connections: o.connections, duration: o.duration * o.rounds, warmup: o.warmup, pid: api.child.pid }));
+      tokens.push({ backend: name, result: issued });
+      say(`  ${round(issued.rps)} tokens/s  p50 ${issued.p50} ms  p99 ${issued.p99} ms${issued.non2xx ? `  (${issued.non2xx} non-2xx!)` : ''}`);
+    } finally {
+      await timed('stopping', () => Promise.all(servers.map(({ server }) => server.stop())));
+    }
+    if (profileDir) {
+      for (const f of readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'))) {
+        // Only the samples taken while the read cases loaded the API: not its start-up (module loading,
+        // schema compiling), the cursor walk or the token endpoint.
+        profiles.push(`#### ${name}, the read cases under load\n\n${summarizeProfile(join(profileDir, f), 25, apiWindows)}`);
+        rmSync(join(profileDir, f));
+      }
+    }
+  }
+
+  // From this process's start: the module loading before runCore counts too.
+  const wall = { total: process.uptime(), spent };
+  const report = await renderReport(o, { measurements, seeds, tokens, sizes, wire, apiRss, serverRss, caseNames, profiles, loads, failures, wall, rewarmup });
   say(`\n${report}`);
   const stamp = new Date().toISOString().slice(0, 16).replace(':', '');
   const out = o.out ?? join('bench', 'results', `core-${stamp}${o.quick ? '-quick' : ''}.md`);
@@ -310,9 +386,11 @@ export async function runCore(o: CoreOptions): Promise<void> {
 
 interface Collected {
   measurements: Measurement[];
-  seeds: Array<{ backend: string; seconds: number; peakRssMb: number; sizeMb: number }>;
+  seeds: Seeding[];
   tokens: Array<{ backend: string; result: LoadResult }>;
   sizes: Map<string, number>;
+  /** Bytes of the compressed first page, by "<backend> <kind>". */
+  wire: Map<string, number>;
   apiRss: Map<string, number>;
   /** Peak RSS of every server, by "<backend> <kind>". */
   serverRss: Map<string, number>;
@@ -322,6 +400,37 @@ interface Collected {
   loads: number[];
   /** Backends whose measuring failed, with why. */
   failures: string[];
+  /** Seconds from the process's start to the report, and by phase. */
+  wall: { total: number; spent: Map<string, number> };
+  rewarmup: number;
+}
+
+/** The first page compressed at the API's levels beside the same page plain: bytes and CPU per answer. */
+function compressedSection(o: CoreOptions, c: Collected, get: (backend: string, name: string, server: ServerKind) => LoadResult | undefined): string[] {
+  const first = c.caseNames[0];
+  const rows = o.backends.flatMap((backend) => {
+    const plain = get(backend, first, 'api');
+    if (!plain || !get(backend, first, 'api-br')) return [];
+    return (['api', 'api-br', 'api-gzip'] as const).flatMap((kind) => {
+      const r = get(backend, first, kind);
+      if (!r) return [];
+      // A starved machine can leave a 2-second round without a single answer: no figure rather than a wrong one.
+      const cpu = r.total > 0 ? round(r.cpuMicrosPerRequest) : '–';
+      const bytes = kind === 'api' ? c.sizes.get(first) ?? 0 : c.wire.get(`${backend} ${kind}`) ?? 0;
+      const coding = kind === 'api' ? 'identity' : kind === 'api-br' ? `br (quality ${BROTLI_QUALITY})` : `gzip (level ${GZIP_LEVEL})`;
+      return [[backend, coding, bytes, `${round((bytes / (c.sizes.get(first) ?? 1)) * 100, 1)} %`, round(r.rps), r.p50, r.p99, cpu, kind === 'api' || r.total === 0 || plain.total === 0 ? '–' : round(r.cpuMicrosPerRequest - plain.cpuMicrosPerRequest)]];
+    });
+  });
+  if (rows.length === 0) return [];
+  return [
+    `### Compressed JSON pages: ${first}`,
+    '',
+    'The API\'s page asked for with `Accept-Encoding: br` and `gzip` (the levels of `src/http/compression.ts`), in the same rounds as the servers ' +
+      'above: bytes on the wire and the server\'s CPU per answer beside the same page uncompressed. `npm run bench:compression` times the levels themselves.',
+    '',
+    table(['backend', 'coding', 'bytes per answer', 'of plain', 'API req/s', 'p50', 'p99', 'µs CPU/req', 'µs CPU added by compressing'], rows),
+    '',
+  ];
 }
 
 async function renderReport(o: CoreOptions, c: Collected): Promise<string> {
@@ -356,7 +465,7 @@ async function renderReport(o: CoreOptions, c: Collected): Promise<string> {
       `${pgVersion ? `; PostgreSQL ${pgVersion}` : ''}. ${o.products} products (seeded by \`store-api seed\`), ` +
       `autocannon with ${o.connections} connections in its own process, on the same cores as the server (and, for PostgreSQL, the database). ` +
       `Each case alternates between the servers ${o.rounds} time${o.rounds > 1 ? 's' : ''}, ${o.duration} s measured each time after a warm-up ` +
-      `(${o.warmup} s the first time, ${Math.min(1, o.warmup)} s after); req/s is the median of the per-second counts, then the median over the rounds, ` +
+      `(${o.warmup} s the first time, ${c.rewarmup} s after); req/s is the median of the per-second counts, then the median over the rounds, ` +
       'and so are the latencies (ms). The API runs with `LOG_LEVEL=warn` and a rate limit too high to bite ' +
       '(the bucket is still taken on every request). (b) is a bare `node:http` server running the same SQL through the same driver with ' +
       '`JSON.stringify`; (c), on PostgreSQL only, is a bare `node:http` server running the same SQL wrapped so that PostgreSQL builds the JSON ' +
@@ -364,6 +473,8 @@ async function renderReport(o: CoreOptions, c: Collected): Promise<string> {
     '',
     `1-minute load average during the run: min ${round(Math.min(...c.loads), 1)}, median ${round(median(c.loads), 1)}, max ${round(Math.max(...c.loads), 1)} ` +
       `(the server and the load generator alone make about 2; more means other work shared the ${cpus().length} cores).`,
+    `Wall time ${round(c.wall.total / 60, 1)} min from the start of the process: ${[...c.wall.spent].map(([phase, s]) => `${phase} ${round(s)} s`).join(', ')}` +
+      `${o.seedCache ? ' (seeded stores from the seed cache where there was one, `--seed-cache`)' : ''}.`,
     ...(o.profile ? ['', '**Profiled run** (`--cpu-prof`): API figures are slowed by the profiler and not comparable.'] : []),
     ...(c.failures.length ? ['', `**Failed**, so missing from the tables: ${c.failures.join('; ')}.`] : []),
     '',
@@ -388,13 +499,14 @@ async function renderReport(o: CoreOptions, c: Collected): Promise<string> {
     '"CPU efficiency" is (b)\'s server CPU time per answer over the API\'s: unlike req/s it does not move when other work shares the machine. ' +
       'For PostgreSQL it counts the Node.js process only, not the database\'s.',
     '',
+    ...compressedSection(o, c, get),
     '## Tokens: `POST /oauth/token`',
     '',
     table(['backend', 'tokens/s', 'p50', 'p99', 'µs CPU/token', 'non-2xx'], c.tokens.map((t) => [t.backend, round(t.result.rps), t.result.p50, t.result.p99, round(t.result.cpuMicrosPerRequest), t.result.non2xx])),
     '',
     `## Seeding: \`store-api seed --products ${o.products}\``,
     '',
-    table(['backend', 'seconds', 'peak RSS MB', 'database MB'], c.seeds.map((s) => [s.backend, s.seconds, s.peakRssMb, s.sizeMb])),
+    table(['backend', 'seconds', 'peak RSS MB', 'database MB', 'seeded'], c.seeds.map((s) => [s.backend, s.seconds, s.peakRssMb, s.sizeMb, s.cached ? `${s.seededAt.slice(0, 16).replace('T', ' ')} UTC, kept in the seed cache (this run copied it)` : 'by this run'])),
     '',
     `Peak RSS of the API server during the reads: ${[...c.apiRss].map(([b, mb]) => `${b} ${mb} MB`).join(', ')}` +
       ` (every server: ${[...c.serverRss].map(([k, mb]) => `${k} ${mb} MB`).join(', ')}).`,

@@ -7,17 +7,22 @@ type Bench = (options: Map<string, string>) => Promise<void>;
 /** Every benchmark by name; a new one is a file under bench/ and one line here. */
 const BENCHMARKS: Record<string, Bench> = {
   core: (options) => {
-    // --quick: the same table in under 5 minutes on 2 cores (fewer products, shorter and fewer rounds, no
-    // info-log server unless asked); any option given still wins. The full run's defaults are unchanged.
+    // --quick: the same table in under 5 minutes on 2 cores (fewer products, shorter and fewer rounds, half-second
+    // warm-ups after the first round, the seeded stores from the seed cache, no info-log server unless asked); any
+    // option given still wins. The full run's defaults are unchanged (it seeds afresh and reports the seeding).
     const quick = options.has('quick');
+    const flag = (name: string, fallback: boolean) => (options.get(name) ?? String(fallback)) !== 'false';
     return runCore({
       products: numberOption(options, 'products', quick ? 20_000 : 100_000),
       connections: numberOption(options, 'connections', 50),
       duration: numberOption(options, 'duration', quick ? 2 : 4),
       rounds: numberOption(options, 'rounds', quick ? 2 : 5),
       warmup: numberOption(options, 'warmup', quick ? 1 : 2),
+      rewarmup: options.has('rewarmup') || quick ? numberOption(options, 'rewarmup', 0.5) : undefined,
       backends: (options.get('backends') ?? 'sqlite,postgres').split(',') as Array<'sqlite' | 'postgres'>,
-      infoLogs: (options.get('info-logs') ?? (quick ? 'false' : 'true')) !== 'false',
+      infoLogs: flag('info-logs', !quick),
+      seedCache: flag('seed-cache', quick),
+      compressed: flag('compressed', true),
       quick,
       profile: options.has('profile'),
       out: options.get('out'),

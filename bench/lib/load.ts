@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { onAbort } from './cleanup.ts';
 
@@ -38,17 +38,57 @@ export interface LoadResult {
 
 const WORKER = fileURLToPath(new URL('./load-worker.mjs', import.meta.url));
 
-/** Drives a URL with autocannon from a child process and returns its summary. */
+/** Load generators waiting for a job: one process serves load after load (its start and autocannon's import are paid once). */
+const idle: ChildProcess[] = [];
+let jobs = 0;
+
+function startWorker(): ChildProcess {
+  const child = spawn(process.execPath, [WORKER, '--serve'], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  child.once('exit', onAbort(() => child.kill('SIGKILL')));
+  child.once('exit', () => {
+    const at = idle.indexOf(child);
+    if (at >= 0) idle.splice(at, 1);
+  });
+  return child;
+}
+
+/** Whether the worker holds this process open: only while it runs a job (an idle one must not keep a finished run alive). */
+function hold(child: ChildProcess, held: boolean): void {
+  if (held) {
+    child.ref();
+    child.channel?.ref();
+  } else {
+    child.unref();
+    child.channel?.unref();
+  }
+}
+
+/** Drives a URL with autocannon in a child process of its own and returns its summary. */
 export function runLoad(job: LoadJob): Promise<LoadResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [WORKER, JSON.stringify(job)], { stdio: ['ignore', 'pipe', 'inherit'] });
-    child.once('exit', onAbort(() => child.kill('SIGKILL')));
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  const child = idle.pop() ?? startWorker();
+  hold(child, true);
+  const id = ++jobs;
+  return new Promise<LoadResult>((resolve, reject) => {
+    const done = () => {
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+      child.off('error', reject);
+    };
+    const onMessage = (m: { id: number; result?: LoadResult; error?: string }) => {
+      if (m.id !== id) return;
+      done();
+      hold(child, false);
+      idle.push(child);
+      if (m.error) reject(new Error(`load generator failed: ${m.error}`));
+      else resolve(m.result!);
+    };
+    const onExit = (code: number | null) => {
+      done();
+      reject(new Error(`load generator exited with ${code}`));
+    };
+    child.on('message', onMessage);
+    child.on('exit', onExit);
     child.on('error', reject);
-    child.on('exit', (code) => {
-      if (code !== 0) return reject(new Error(`load generator exited with ${code}`));
-      resolve(JSON.parse(out.trim().split('\n').pop()!) as LoadResult);
-    });
+    child.send({ id, job });
   });
 }

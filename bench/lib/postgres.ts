@@ -3,7 +3,8 @@ import pg from 'pg';
 
 export const PG_ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-async function admin<T>(work: (c: pg.Client) => Promise<T>): Promise<T> {
+/** Runs `work` on a connection to the benchmark's PostgreSQL server's admin database. */
+export async function admin<T>(work: (c: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: PG_ADMIN_URL });
   await client.connect();
   try {
@@ -13,10 +14,29 @@ async function admin<T>(work: (c: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-/** A fresh database `bench_<random>` on the benchmark's PostgreSQL server; its URL. */
-export async function createBenchDatabase(): Promise<{ name: string; url: string }> {
+/**
+ * CREATE DATABASE … TEMPLATE fails while anyone is connected to the template; the connections of the processes
+ * that seeded it can take a moment to go after those exit.
+ */
+export async function copyDatabase(c: pg.Client, name: string, template: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await c.query(`create database ${name} template ${template}`);
+      return;
+    } catch (error) {
+      if (attempt >= 20 || !/being accessed by other users/.test((error as Error).message)) throw error;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
+/** A fresh database `bench_<random>` on the benchmark's PostgreSQL server (a copy of `template` if given); its URL. */
+export async function createBenchDatabase(template?: string): Promise<{ name: string; url: string }> {
   const name = `bench_${randomBytes(4).toString('hex')}`;
-  await admin((c) => c.query(`create database ${name}`));
+  await admin(async (c) => {
+    if (template) await copyDatabase(c, name, template);
+    else await c.query(`create database ${name}`);
+  });
   const url = new URL(PG_ADMIN_URL);
   url.pathname = `/${name}`;
   return { name, url: url.toString() };
