@@ -3,7 +3,8 @@
 // `psql \copy`) in the same run, with this process's peak RSS over each; then a follower's initial sync through
 // snapshots against paging on SQLite. Everything runs in this process except the database tools.
 // Options: --rows 100000 (product-parameter values wanted; the issue's case is --rows 1011694), --sync-products
-// 20000 (the issue's case 100000), --backends sqlite,postgres, --out bench/results/snapshots-<date>.md.
+// 20000 (the issue's case 100000; 0 skips the sync part), --backends sqlite,postgres (none: only the sync part),
+// --out bench/results/snapshots-<date>T<hhmm>.md (the time keeps an earlier run of the day).
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -34,39 +35,46 @@ import { REQUIRED_SCOPES } from '../src/sync/mirrors.ts';
 
 const { options } = parseArgs(process.argv.slice(2));
 const wantedRows = numberOption(options, 'rows', 100_000);
-const syncProducts = numberOption(options, 'sync-products', 20_000);
-const backends = (options.get('backends') ?? 'sqlite,postgres').split(',');
-const day = new Date().toISOString().slice(0, 10);
-const out = options.get('out') ?? join(import.meta.dirname, 'results', `snapshots-${day}.md`);
+// 0 is a valid answer here (skip the sync part), which numberOption refuses.
+const syncProducts = options.get('sync-products') === '0' ? 0 : numberOption(options, 'sync-products', 20_000);
+const backends = (options.get('backends') ?? 'sqlite,postgres').split(',').filter((b) => b && b !== 'none');
+const startedAt = new Date().toISOString();
+const day = startedAt.slice(0, 10);
+const out = options.get('out') ?? join(import.meta.dirname, 'results', `snapshots-${day}T${startedAt.slice(11, 16).replace(':', '')}.md`);
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const quiet = { info: () => {}, warn: () => {}, error: () => {} };
 const MB = 1024 * 1024;
 const registry = appRegistry();
 const params = registry.byCollection.get('product-parameters')!;
 
-interface Result { backend: string; what: string; rows: number; seconds: number; mb?: number; peakRssMb?: number }
+/** `cpu`: CPU seconds (user + system) of this process, or of the tool's, over the step: on a loaded machine the figure that compares. */
+interface Result { backend: string; what: string; rows: number; seconds: number; cpu?: number; mb?: number; peakRssMb?: number }
 const results: Result[] = [];
 
 /** Runs `work` while sampling this process's RSS; the seconds it took and the peak RSS above where it started. */
-async function measured<T>(work: () => Promise<T>): Promise<{ value: T; seconds: number; peakRssMb: number }> {
+async function measured<T>(work: () => Promise<T>): Promise<{ value: T; seconds: number; cpu: number; peakRssMb: number }> {
   global.gc?.();
   const base = process.memoryUsage.rss();
   let peak = base;
   const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 20);
   const started = performance.now();
+  const cpu = process.cpuUsage();
   try {
     const value = await work();
-    return { value, seconds: (performance.now() - started) / 1000, peakRssMb: (Math.max(peak, process.memoryUsage.rss()) - base) / MB };
+    const used = process.cpuUsage(cpu);
+    return { value, seconds: (performance.now() - started) / 1000, cpu: (used.user + used.system) / 1e6, peakRssMb: (Math.max(peak, process.memoryUsage.rss()) - base) / MB };
   } finally {
     clearInterval(timer);
   }
 }
 
-/** A command's wall time with its output thrown away, and the lines it wrote. */
-function tool(command: string, args: string[]): Promise<{ seconds: number; lines: number; bytes: number }> {
+/** A command's wall time and CPU time (through /usr/bin/time) with its output thrown away, and the lines it wrote. */
+function tool(command: string, args: string[]): Promise<{ seconds: number; cpu: number; lines: number; bytes: number }> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn('/usr/bin/time', ['-f', 'cpu %U %S', command, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     let lines = 0;
     let bytes = 0;
     child.stdout.on('data', (d: Buffer) => {
@@ -74,7 +82,11 @@ function tool(command: string, args: string[]): Promise<{ seconds: number; lines
       for (const c of d) if (c === 10) lines++;
     });
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve({ seconds: (performance.now() - started) / 1000, lines, bytes }) : reject(new Error(`${command} exited with ${code}`))));
+    child.on('exit', (code) => {
+      const [, user, system] = /cpu ([\d.]+) ([\d.]+)/.exec(err) ?? [];
+      if (code === 0 && user) resolve({ seconds: (performance.now() - started) / 1000, cpu: Number(user) + Number(system), lines, bytes });
+      else reject(new Error(`${command} exited with ${code}: ${err}`));
+    });
   });
 }
 
@@ -86,7 +98,7 @@ async function exportsOf(backend: string, store: Store, url: string, sqliteFile:
   for (const format of ['ndjson', 'csv'] as const) {
     const job = await insertJob(store.db, { credentialId: 0, collection: 'product-parameters', format, filters: {}, fields: null }, new Date().toISOString());
     const m = await measured(() => produceSnapshot(store, params, job, hashKey, new AbortController().signal, () => {}));
-    results.push({ backend, what: `snapshot ${format}.gz (into chunks)`, rows: m.value.rows, seconds: m.seconds, mb: m.value.size / MB, peakRssMb: m.peakRssMb });
+    results.push({ backend, what: `snapshot ${format}.gz (into chunks)`, rows: m.value.rows, seconds: m.seconds, cpu: m.cpu, mb: m.value.size / MB, peakRssMb: m.peakRssMb });
     say(`  ${backend} snapshot ${format}: ${m.value.rows} rows ${m.seconds.toFixed(1)} s, ${(m.value.size / MB).toFixed(1)} MB, peak RSS +${m.peakRssMb.toFixed(0)} MB`);
   }
   let bytes = 0;
@@ -106,10 +118,10 @@ async function exportsOf(backend: string, store: Store, url: string, sqliteFile:
       await conn.close();
     }
   });
-  results.push({ backend, what: 'streamed CSV export (not compressed)', rows: lines - 1, seconds: streamed.seconds, mb: bytes / MB, peakRssMb: streamed.peakRssMb });
+  results.push({ backend, what: 'streamed CSV export (not compressed)', rows: lines - 1, seconds: streamed.seconds, cpu: streamed.cpu, mb: bytes / MB, peakRssMb: streamed.peakRssMb });
   say(`  ${backend} streamed CSV: ${streamed.seconds.toFixed(1)} s`);
   const native = sqliteFile ? await tool('sqlite3', ['-csv', sqliteFile, NATIVE_QUERY]) : await tool('psql', [url, '-c', `\\copy (${NATIVE_QUERY}) to stdout with csv`]);
-  results.push({ backend, what: sqliteFile ? 'sqlite3 -csv (not compressed)' : 'psql \\copy (not compressed)', rows: native.lines, seconds: native.seconds, mb: native.bytes / MB });
+  results.push({ backend, what: sqliteFile ? 'sqlite3 -csv (not compressed)' : 'psql \\copy (not compressed)', rows: native.lines, seconds: native.seconds, cpu: native.cpu, mb: native.bytes / MB });
   say(`  ${backend} native: ${native.seconds.toFixed(1)} s`);
 }
 
@@ -187,21 +199,31 @@ try {
     await store.close();
     await drop();
   }
-  await syncBench(dir);
+  if (syncProducts > 0) await syncBench(dir);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
 
-const table = results.map((r) => `| ${r.backend} | ${r.what} | ${r.rows} | ${r.seconds.toFixed(2)} | ${r.mb === undefined ? '' : r.mb.toFixed(1)} | ${r.peakRssMb === undefined ? '' : `+${r.peakRssMb.toFixed(0)}`} |`);
+const table = results.map((r) => `| ${r.backend} | ${r.what} | ${r.rows} | ${r.seconds.toFixed(2)} | ${r.cpu === undefined ? '' : r.cpu.toFixed(2)} | ${r.mb === undefined ? '' : r.mb.toFixed(1)} | ${r.peakRssMb === undefined ? '' : `+${r.peakRssMb.toFixed(0)}`} |`);
+/** Each snapshot's time over the database's own export of the same run and backend: the figure the issue's aim (≤ 2×) is about. */
+const ratios = backends.map((backend) => {
+  const native = results.find((r) => r.backend === backend && /sqlite3|psql/.test(r.what));
+  const ratio = (a?: number, b?: number) => (a !== undefined && b ? `${(a / b).toFixed(2)}×` : '?');
+  const parts = results.filter((r) => r.backend === backend && r.what.startsWith('snapshot')).map((r) => `${r.what.split(' ')[1]} ${ratio(r.seconds, native?.seconds)} (CPU ${ratio(r.cpu, native?.cpu)})`);
+  return `- ${backend}: ${parts.join(', ')} the database's own export, in wall time (CPU time)`;
+});
 const report = [
   `# Snapshots benchmark, ${day}`,
   '',
   `\`npm run bench:snapshots -- --rows ${wantedRows} --sync-products ${syncProducts} --backends ${backends.join(',')}\`; \`uptime\` at the start: \`${uptime}\` (2 cores, shared with other work: wall times are pessimistic).`,
   'Peak RSS is this process\'s, above where the step started (the database tools run in their own process and are not counted).',
+  'CPU s: this process\'s user + system time over the step (its zlib threads included), or the tool\'s; on PostgreSQL the client\'s alone (node or psql), not the server\'s.',
   '',
-  '| backend | what | rows | seconds | MB | peak RSS (MB) |',
-  '|---|---|---|---|---|---|',
+  '| backend | what | rows | seconds | CPU s | MB | peak RSS (MB) |',
+  '|---|---|---|---|---|---|---|',
   ...table,
+  '',
+  ...ratios,
   '',
 ].join('\n');
 writeFileSync(out, report);
