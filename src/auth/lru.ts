@@ -27,6 +27,11 @@ export class Lru<K, V> {
     return entry.value;
   }
 
+  /** Whether `key` is held (live or not yet dropped), without making it the most recently used. */
+  has(key: K): boolean {
+    return this.entries.has(key);
+  }
+
   /** Stores `value` for ttlMs, evicting the least recently used entries beyond `max`. */
   set(key: K, value: V, now = Date.now()): void {
     this.entries.delete(key);

@@ -1,3 +1,4 @@
+import * as crypto from 'node:crypto';
 import type { DB } from '../db/database.ts';
 import * as repo from './credentials.repository.ts';
 import { Lru } from './lru.ts';
@@ -22,6 +23,22 @@ const POSITIVE_MAX = 50_000;
 const NEGATIVE_MAX = 10_000;
 const LAST_USED_PRECISION_MS = 60_000;
 
+type OneShotHash = (algorithm: string, data: string, encoding: 'base64url') => string;
+const oneShot = (crypto as { hash?: OneShotHash }).hash;
+
+/**
+ * The key under which a node remembers a token: SHA-256 of the token behind the installation's key, in one
+ * call (crypto.hash, Node 20.12+), several times cheaper than the HMAC under which the database knows it,
+ * which only a lookup computes. Like the HMAC it keeps nothing a client sent as it was sent.
+ */
+const cacheKeyOf = (key: string, token: string): string => (oneShot ? oneShot('sha256', `token-cache\u0000${key}\u0000${token}`, 'base64url') : keyedHash(key, `token-cache\u0000${token}`));
+
+interface Known {
+  grant: TokenGrant;
+  /** The token's hash in the database, which a revocation names. */
+  hash: string;
+}
+
 export type ClientAuthResult =
   | { ok: true; credential: repo.CredentialRow }
   | { ok: false; reason: string };
@@ -32,8 +49,11 @@ export type ClientAuthResult =
  * hash: nothing a client sends is kept as it was sent, and a token that cannot be ours is refused unread.
  */
 export class TokenService {
-  private readonly live = new Lru<string, TokenGrant>(POSITIVE_MAX, TOKEN_RECHECK_MS);
+  /** By cache key (cacheKeyOf). */
+  private readonly live = new Lru<string, Known>(POSITIVE_MAX, TOKEN_RECHECK_MS);
   private readonly unknown = new Lru<string, true>(NEGATIVE_MAX, TOKEN_RECHECK_MS);
+  /** The cache key of a database hash, for the tokens an issue evicts; pruned when it outgrows `live`. */
+  private readonly keyOfHash = new Map<string, string>();
   /**
    * Bumped by every revocation. A lookup that started before one may have read a token that is gone now;
    * it answers what it read (the request raced the revocation) but does not cache it.
@@ -78,7 +98,12 @@ export class TokenService {
     });
     if (evicted.length > 0) {
       this.epoch++;
-      for (const hash of evicted) this.live.delete(hash);
+      for (const hash of evicted) {
+        const cacheKey = this.keyOfHash.get(hash);
+        if (cacheKey === undefined) continue;
+        this.live.delete(cacheKey);
+        this.keyOfHash.delete(hash);
+      }
     }
     return { token, expiresIn: ttlSeconds };
   }
@@ -90,7 +115,7 @@ export class TokenService {
    */
   forget(credentialId: number): void {
     this.epoch++;
-    this.live.deleteWhere((grant) => grant.credentialId === credentialId);
+    this.live.deleteWhere((known) => known.grant.credentialId === credentialId);
     // A token refused while its credential was disabled may be valid again once it is enabled.
     this.unknown.clear();
   }
@@ -108,16 +133,17 @@ export class TokenService {
    */
   verifyCached(token: string, now = Date.now()): TokenGrant | null | undefined {
     if (!ACCESS_TOKEN_SHAPE.test(token)) return null;
-    const hash = keyedHash(this.key, token);
-    const cached = this.live.get(hash, now);
-    if (cached) return cached.expiresAt > now ? cached : null;
-    if (this.unknown.get(hash, now)) return null;
+    const cacheKey = cacheKeyOf(this.key, token);
+    const cached = this.live.get(cacheKey, now);
+    if (cached) return cached.grant.expiresAt > now ? cached.grant : null;
+    if (this.unknown.get(cacheKey, now)) return null;
     return undefined;
   }
 
   private async lookup(token: string): Promise<TokenGrant | null> {
     const now = Date.now();
     const hash = keyedHash(this.key, token);
+    const cacheKey = cacheKeyOf(this.key, token);
     const epoch = this.epoch;
     const row = await repo.findToken(this.db, hash);
     const grant: TokenGrant | null =
@@ -125,10 +151,17 @@ export class TokenService {
         ? { credentialId: Number(row.credential_id), clientId: row.client_id, scopes: new Set(row.scopes.split(' ') as Scope[]), expiresAt: Date.parse(row.expires_at) }
         : null;
     if (epoch === this.epoch) {
-      if (grant && grant.expiresAt > now) this.live.set(hash, grant, now);
-      else this.unknown.set(hash, true, now);
+      if (grant && grant.expiresAt > now) this.remember(cacheKey, { grant, hash }, now);
+      else this.unknown.set(cacheKey, true, now);
     }
     return grant && grant.expiresAt > now ? grant : null;
+  }
+
+  private remember(cacheKey: string, known: Known, now: number): void {
+    this.live.set(cacheKey, known, now);
+    this.keyOfHash.set(known.hash, cacheKey);
+    // Entries whose token the LRU has let go (expired, evicted, forgotten) go here too, now and then.
+    if (this.keyOfHash.size > 2 * POSITIVE_MAX) for (const [hash, key] of this.keyOfHash) if (!this.live.has(key)) this.keyOfHash.delete(hash);
   }
 
   /** How many verifications this node holds (for tests and metrics): both tables are bounded. */

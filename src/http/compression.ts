@@ -89,7 +89,20 @@ export function codingOf(request: FastifyRequest, contentType: unknown, bytes: n
 /** Adds `Accept-Encoding` to a Vary header, keeping what is there (`Accept` of negotiated listings) without repeats. */
 export function varyWithEncoding(reply: FastifyReply): void {
   const current = reply.getHeader('vary');
-  const names = (Array.isArray(current) ? current.join(',') : typeof current === 'string' ? current : '')
+  const key = Array.isArray(current) ? current.join(',') : typeof current === 'string' ? current : '';
+  // The same few values every time (routes set them, not clients): merged once each.
+  let merged = mergedVary.get(key);
+  if (merged === undefined) {
+    merged = withEncoding(key);
+    if (mergedVary.size < 64) mergedVary.set(key, merged);
+  }
+  reply.header('vary', merged);
+}
+
+const mergedVary = new Map<string, string>();
+
+function withEncoding(current: string): string {
+  const names = current
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
@@ -101,7 +114,7 @@ export function varyWithEncoding(reply: FastifyReply): void {
     return true;
   });
   // `Accept-Encoding` as the RFC spells it (the plugin writes it in lower case).
-  reply.header('vary', merged.map((n) => (n.toLowerCase() === 'accept-encoding' ? 'Accept-Encoding' : n)).join(', '));
+  return merged.map((n) => (n.toLowerCase() === 'accept-encoding' ? 'Accept-Encoding' : n)).join(', ');
 }
 
 /**
@@ -111,11 +124,14 @@ export function varyWithEncoding(reply: FastifyReply): void {
  * Never HEAD (nothing to compress), 204 or 304 (no body). Request bodies are not decompressed.
  */
 export async function addCompression(app: FastifyInstance): Promise<void> {
-  app.addHook('onRequest', async (request) => {
+  // Callback hooks (here and below), not async ones: they run on every request, and an async hook costs a
+  // promise and a microtask turn each time.
+  app.addHook('onRequest', (request, _reply, done) => {
     const coding = request.method === 'HEAD' ? undefined : negotiateCoding(request.headers['accept-encoding']);
     request.coding = coding;
     // The plugin negotiates again from this header: it sees only our choice, so both decide alike.
     request.headers['accept-encoding'] = coding ?? 'identity';
+    done();
   });
   await app.register(fastifyCompress, {
     global: true,
@@ -134,9 +150,9 @@ export async function addCompression(app: FastifyInstance): Promise<void> {
     const hooks = route.onSend === undefined ? [] : Array.isArray(route.onSend) ? route.onSend : [route.onSend];
     route.onSend = [
       ...hooks,
-      async (_request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+      (_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) => {
         if (isCompressible(reply.getHeader('content-type'))) varyWithEncoding(reply);
-        return payload;
+        done(null, payload);
       },
     ];
   });

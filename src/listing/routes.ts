@@ -10,8 +10,10 @@ import { itemHandler, listingHandler } from './serve.ts';
 import '../http/types.ts';
 
 // Every answer of a negotiated resource says that it depends on Accept, errors included (caches must not mix them).
-const varyAccept = async (_request: unknown, reply: { header(name: string, value: string): unknown }) => {
+// A callback hook: an async one costs a promise and a microtask turn per answer.
+const varyAccept = (_request: unknown, reply: { header(name: string, value: string): unknown }, payload: unknown, done: (error: null, payload: unknown) => void) => {
   reply.header('vary', 'Accept');
+  done(null, payload);
 };
 
 const EXPORT_LIMITS =

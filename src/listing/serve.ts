@@ -46,9 +46,11 @@ export function listingHandler(ctx: AppContext, def: ResourceDef, offered?: read
     if (format === 'json') {
       const page = await pageOf(ctx.store.db, listPlan, listRequest, ctx.hashKey);
       if (page.pagination.nextCursor) reply.header('link', nextLink(ctx.config.publicUrl, request.url, { cursor: page.pagination.nextCursor }));
-      // A shaped page lacks properties the item schema requires: it is written as it is (it holds only what was selected).
-      if (listPlan.shape.asked) reply.serializer(JSON.stringify);
-      return reply.type(FORMATS.json.contentType).send(page);
+      // Written by JSON.stringify, not the route's schema serializer: the rows hold exactly the selected fields,
+      // and for a 100-row page JSON.stringify takes half the CPU and makes one flat string (the serializer's
+      // concatenated one is flattened again by the ETag's hash and the socket write). A string with a JSON
+      // content type goes out as it is.
+      return reply.type(FORMATS.json.contentType).send(JSON.stringify(page));
     }
     const options: ExportOptions = {
       format,
@@ -89,7 +91,7 @@ export function itemHandler(ctx: AppContext, def: ResourceDef) {
     // `include`: a brand or category renamed leaves the item's updatedAt as it was, so a date would call a
     // changed answer unmodified; the ETag (of the body) still validates it.
     if (found.updatedAt && !shape?.include?.length) reply.header('last-modified', new Date(found.updatedAt).toUTCString());
-    if (shape) reply.type(FORMATS.json.contentType).serializer(JSON.stringify);
-    return found.item;
+    // Serialized here like a page (see listingHandler): the row holds exactly the selected fields.
+    return reply.type(FORMATS.json.contentType).send(JSON.stringify(found.item));
   };
 }

@@ -196,12 +196,16 @@ export const bucketStoreFor = (store: Store): BucketStore => (store.dialect === 
 
 /** The IETF RateLimit-Policy and RateLimit header values (draft-ietf-httpapi-ratelimit-headers). */
 export function rateLimitHeaders(policy: Policy, take: Take): Record<string, string> {
-  return { 'ratelimit-policy': policyHeader(policy), ratelimit: `"${policy.name}";r=${take.remaining};t=${take.resetSeconds}` };
+  return { 'ratelimit-policy': policyHeader(policy), ratelimit: rateLimitHeader(policy, take) };
 }
+
+/** The RateLimit header value of one take. */
+export const rateLimitHeader = (policy: Policy, take: Take): string => `"${policy.name}";r=${take.remaining};t=${take.resetSeconds}`;
 
 // Policies are few and fixed at start-up; their header is made once each, not per request.
 const policyHeaders = new WeakMap<Policy, string>();
-function policyHeader(policy: Policy): string {
+/** The RateLimit-Policy header value of a policy. */
+export function policyHeader(policy: Policy): string {
   let header = policyHeaders.get(policy);
   if (header === undefined) {
     header = `"${policy.name}";q=${policy.burst};w=${Math.max(1, Math.ceil(policy.burst / policy.rps))}`;
