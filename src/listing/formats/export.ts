@@ -43,7 +43,7 @@ function textSink(out: PassThrough, head: string, encode: (records: ExportRecord
       out.end();
     },
     abort: () => {},
-    batchChars: 1 << 20,
+    batchChars: 1 << 18,
   };
 }
 
@@ -72,7 +72,7 @@ function xlsxSink(out: PassThrough, layout: ExportLayout): Sink {
     finish: async () => (await writer).finish(),
     abort: () => void writer.then((w) => w.abort(), () => undefined),
     // Sheet XML is about four times the CSV of the same rows.
-    batchChars: 1 << 21,
+    batchChars: 1 << 20,
   };
 }
 
