@@ -16,18 +16,6 @@ import { snapshotTables } from './tables.ts';
  * few per cent larger; the job is CPU-bound, and download bandwidth is rarely what an integrator lacks.
  */
 export const GZIP_LEVEL = 3;
-/**
- * Bytes handed to gzip at once. gzip runs on zlib's thread pool, and each write is a trip there and back
- * (a thread woken, a callback queued): the export's 64 kB pieces made ~650 trips for 40 MB of NDJSON, which on
- * a busy machine cost the main thread more than the compressing did. Gathered into 1 MiB, the trips are few.
- */
-const GZIP_INPUT_BYTES = 1 << 20;
-/**
- * gzip's own buffers: its output in pieces of 128 kB (not 16 kB: fewer callbacks), and room for two inputs
- * waiting, so the export goes on making the next MiB while zlib compresses the last one (on another core).
- */
-const GZIP_OPTIONS = { level: GZIP_LEVEL, chunkSize: 1 << 17, writableHighWaterMark: 2 * GZIP_INPUT_BYTES };
-
 export interface Produced {
   rows: number;
   size: number;
@@ -68,32 +56,20 @@ export async function produceSnapshot(store: Store, def: ResourceDef, job: Snaps
       },
     });
     const sink = new ChunkSink(store.db, job.id);
-    const gzip = job.format === 'xlsx' ? undefined : createGzip(GZIP_OPTIONS);
+    const gzip = job.format === 'xlsx' ? undefined : createGzip({ level: GZIP_LEVEL });
     const target = gzip ?? sink;
     const stored = finished(sink);
     stored.catch(() => undefined);
     gzip?.pipe(sink);
-    let held: Buffer[] = [];
-    let heldBytes = 0;
-    /** Writes what is held on to, waiting when the target is full (or the file failed). */
-    const pass = async () => {
-      const block = held.length === 1 ? held[0] : Buffer.concat(held, heldBytes);
-      held = [];
-      heldBytes = 0;
-      if (!target.write(block)) await Promise.race([once(target, 'drain', { signal }), stored]);
-    };
     try {
       for await (const piece of stream) {
         signal.throwIfAborted();
-        held.push(piece as Buffer);
-        heldBytes += (piece as Buffer).length;
-        if (heldBytes >= GZIP_INPUT_BYTES) await pass();
+        if (!target.write(piece as Buffer)) await Promise.race([once(target, 'drain', { signal }), stored]);
         if (waiting) {
           await waiting;
           waiting = undefined;
         }
       }
-      if (heldBytes > 0) await pass();
       // The last batch's progress too (a rate limit holds the job until its rows are due).
       await waiting;
       target.end();
