@@ -1,4 +1,4 @@
-import type { Trx } from '../db/database.ts';
+import type { Dialect, Trx } from '../db/database.ts';
 import { recordEvents, type NewEvent, type WriteContext } from '../events/log.ts';
 import { decodeRows, selectFields } from '../listing/engine.ts';
 import { appRegistry } from '../modules/registry.ts';
@@ -138,15 +138,15 @@ function sameItem(def: ResourceDef, stored: Row | undefined, incoming: Row): boo
 }
 
 /** Rows whose references exist, in an order in which each can be written (parents before children). */
-export async function writable(trx: Trx, m: Mirror, rows: Array<Record<string, unknown> & { id: number }>): Promise<Array<Record<string, unknown> & { id: number }>> {
+export async function writable(trx: Trx, dialect: Dialect, m: Mirror, rows: Array<Record<string, unknown> & { id: number }>): Promise<Array<Record<string, unknown> & { id: number }>> {
   let ready = rows;
   for (const req of m.requires.filter((r) => r.table !== m.table)) {
-    const present = await existingIds(trx, req.table, ready.map((r) => r[req.column]));
+    const present = await existingIds(trx, dialect, req.table, ready.map((r) => r[req.column]));
     ready = ready.filter((r) => r[req.column] === null || present.has(Number(r[req.column])));
   }
   const self = m.requires.find((r) => r.table === m.table);
   if (!self) return ready;
-  const available = await existingIds(trx, m.table, ready.map((r) => r[self.column]));
+  const available = await existingIds(trx, dialect, m.table, ready.map((r) => r[self.column]));
   const ordered: typeof rows = [];
   let pending = ready;
   for (;;) {
@@ -168,13 +168,13 @@ async function upsertMirror(w: WriteContext, m: Mirror, items: Row[], touched: T
   const lookups = m.def.lookups ?? [];
   await upsertDefinitions(w.trx, w.dialect, lookups, changed, w.now);
   for (const lookup of lookups) written.add(lookup.table);
-  const rows = await writable(w.trx, m, changed.map((i) => ({ id: Number(i.id), ...m.toRow(i) })));
+  const rows = await writable(w.trx, w.dialect, m, changed.map((i) => ({ id: Number(i.id), ...m.toRow(i) })));
   const deferred = changed.length - rows.length;
   if (rows.length === 0) return deferred;
 
   for (const column of m.uniqueText) {
     const owner = new Map(rows.map((r) => [String(r[column]), r.id]));
-    const holders = await rowsWhereIn(w.trx, m.table, column, [...owner.keys()], ['id', column]);
+    const holders = await rowsWhereIn(w.trx, w.dialect, m.table, column, [...owner.keys()], ['id', column]);
     const clashing = holders.filter((h) => owner.get(String(h[column])) !== Number(h.id)).map((h) => Number(h.id));
     if (clashing.length === 0) continue;
     await moveAside(w.trx, m.table, column, clashing);
@@ -183,7 +183,7 @@ async function upsertMirror(w: WriteContext, m: Mirror, items: Row[], touched: T
   for (const [a, b] of m.uniquePairs) {
     const key = (r: Record<string, unknown>) => `${String(r[a])}:${String(r[b])}`;
     const owner = new Map(rows.map((r) => [key(r), r.id]));
-    const holders = await rowsWhereIn(w.trx, m.table, a, rows.map((r) => r[a]), ['id', a, b]);
+    const holders = await rowsWhereIn(w.trx, w.dialect, m.table, a, rows.map((r) => r[a]), ['id', a, b]);
     const clashing = holders.filter((h) => owner.has(key(h)) && owner.get(key(h)) !== Number(h.id)).map((h) => Number(h.id));
     if (clashing.length === 0) continue;
     // Values of products are leaves: the one in the way goes, and its own later event brings it back if it lives on.
@@ -199,11 +199,11 @@ async function upsertMirror(w: WriteContext, m: Mirror, items: Row[], touched: T
 }
 
 async function deleteMirror(w: WriteContext, mirrors: Mirrors, m: Mirror, ids: number[], touched: Touched): Promise<void> {
-  const present = [...(await existingIds(w.trx, m.table, ids))];
+  const present = [...(await existingIds(w.trx, w.dialect, m.table, ids))];
   if (present.length === 0) return;
   for (const ref of m.referencedBy) {
     const other = mirrors.byCollection.get(ref.collection)!;
-    const dependents = (await rowsWhereIn(w.trx, other.table, ref.column, present, ['id'])).map((r) => Number(r.id));
+    const dependents = (await rowsWhereIn(w.trx, w.dialect, other.table, ref.column, present, ['id'])).map((r) => Number(r.id));
     if (dependents.length === 0) continue;
     if (ref.action === 'delete') {
       await deleteMirror(w, mirrors, other, dependents, touched);

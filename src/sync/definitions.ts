@@ -18,14 +18,14 @@ export async function upsertDefinitions(trx: Trx, dialect: Dialect, lookups: rea
       if (def.id > 0) wanted.set(def.id, def);
     }
     if (wanted.size === 0) continue;
-    const stored = new Map((await rowsWhereIn(trx, d.table, 'id', [...wanted.keys()], ['id', ...d.compare])).map((r) => [Number(r.id), r]));
+    const stored = new Map((await rowsWhereIn(trx, dialect, d.table, 'id', [...wanted.keys()], ['id', ...d.compare])).map((r) => [Number(r.id), r]));
     const changed = [...wanted.values()].filter((w) => {
       const s = stored.get(w.id);
       return !s || d.compare.some((c) => !same(s[c], w[c]));
     });
     if (changed.length === 0) continue;
     const { column, scope } = d.unique;
-    const holders = await rowsWhereIn(trx, d.table, column, changed.map((c) => c[column]), ['id', column, ...(scope ? [scope] : [])]);
+    const holders = await rowsWhereIn(trx, dialect, d.table, column, changed.map((c) => c[column]), ['id', column, ...(scope ? [scope] : [])]);
     const key = (r: Record<string, unknown>) => `${scope ? `${String(r[scope])}\u0000` : ''}${String(r[column])}`;
     const owner = new Map(changed.map((c) => [key(c), c.id]));
     const clashing = holders.filter((h) => owner.has(key(h)) && owner.get(key(h)) !== Number(h.id)).map((h) => Number(h.id));

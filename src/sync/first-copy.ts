@@ -54,7 +54,7 @@ export interface FirstCopyResult {
 async function write(trx: Trx, store: Store, m: Mirror, items: Row[]): Promise<{ changes: number; deferred: number }> {
   const lookups = m.def.lookups ?? [];
   await upsertDefinitions(trx, store.dialect, lookups, items, nowIso());
-  const rows = await writable(trx, m, items.map((i) => ({ id: positiveId(i.id, `a ${m.def.collection} item`), ...m.toRow(i) })));
+  const rows = await writable(trx, store.dialect, m, items.map((i) => ({ id: positiveId(i.id, `a ${m.def.collection} item`), ...m.toRow(i) })));
   await upsertById(trx, store.dialect, m.table, rows);
   await bumpSequences(trx, store.dialect, [m.table, ...lookups.map((l) => l.table)]);
   if (rows.length > 0) await skipUnrecordedWrite(trx, store.dialect);

@@ -18,42 +18,61 @@ export function chunks<T>(items: T[], size: number): T[][] {
 
 const quote = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
+/** Statement texts by dialect, table, columns and row count: a copy sends thousands of statements of a few shapes. */
+const texts = new Map<string, string>();
+
+function upsertText(dialect: Dialect, table: string, columns: string[], keep: string[], rows: number): string {
+  const key = `${dialect}\u0000${table}\u0000${columns.join(',')}\u0000${keep.join(',')}\u0000${rows}`;
+  let text = texts.get(key);
+  if (text === undefined) {
+    const updated = columns.filter((c) => c !== 'id' && !keep.includes(c));
+    const tuples: string[] = [];
+    for (let r = 0; r < rows; r++) tuples.push(`(${placeholders(dialect, columns.length, r * columns.length)})`);
+    text = `insert into ${quote(table)} (${columns.map(quote).join(', ')}) values ${tuples.join(', ')}`
+      + ` on conflict (${quote('id')}) do update set ${updated.map((c) => `${quote(c)} = excluded.${quote(c)}`).join(', ')}`;
+    // Bounded: a handful of tables, each with a full chunk and a last one of any size.
+    if (texts.size > 1000) texts.clear();
+    texts.set(key, text);
+  }
+  return text;
+}
+
+const placeholders = (dialect: Dialect, n: number, offset: number): string =>
+  Array.from({ length: n }, (_, i) => (dialect === 'postgres' ? `$${offset + i + 1}` : '?')).join(', ');
+
 /**
  * Inserts rows with their ids, or updates the given columns (but those in `keep`) of rows that exist. The
- * statement is written directly rather than through the query builder: a snapshot sends hundreds of
- * thousands of rows this way, and building a node per value cost more than the database's own work.
+ * statement is written directly rather than through the query builder, and its text is kept by shape: a
+ * snapshot sends hundreds of thousands of rows this way, and building a node per value cost more than the
+ * database's own work.
  */
 export async function upsertById(trx: Trx, dialect: Dialect, table: string, rows: Array<Record<string, unknown>>, keep: string[] = []): Promise<void> {
   if (rows.length === 0) return;
   const columns = Object.keys(rows[0]);
-  const updated = columns.filter((c) => c !== 'id' && !keep.includes(c));
-  const head = `insert into ${quote(table)} (${columns.map(quote).join(', ')}) values `;
-  const tail = ` on conflict (${quote('id')}) do update set ${updated.map((c) => `${quote(c)} = excluded.${quote(c)}`).join(', ')}`;
   for (const part of chunks(rows, Math.max(1, Math.floor(MAX_PARAMS / columns.length)))) {
     const params: unknown[] = [];
-    const tuples = part.map((row) => {
-      const marks = columns.map((c) => {
-        params.push(row[c] ?? null);
-        return dialect === 'postgres' ? `$${params.length}` : '?';
-      });
-      return `(${marks.join(', ')})`;
-    });
-    await trx.executeQuery(CompiledQuery.raw(head + tuples.join(', ') + tail, params));
+    for (const row of part) for (const c of columns) params.push(row[c] ?? null);
+    await trx.executeQuery(CompiledQuery.raw(upsertText(dialect, table, columns, keep, part.length), params));
   }
 }
 
-/** Rows of `table` whose `column` is one of `values`, with the columns asked for. */
-export async function rowsWhereIn(trx: Trx, table: string, column: string, values: unknown[], select: string[]): Promise<Array<Record<string, unknown>>> {
+/**
+ * Rows of `table` whose `column` is one of `values`, with the columns asked for. Written directly, like
+ * upsertById: the copy asks this of every batch (references, lookups), with up to a thousand values each.
+ */
+export async function rowsWhereIn(trx: Trx, dialect: Dialect, table: string, column: string, values: unknown[], select: string[]): Promise<Array<Record<string, unknown>>> {
   const distinct = [...new Set(values.filter((v) => v !== null && v !== undefined))];
   const out: Array<Record<string, unknown>> = [];
+  const head = `select ${select.map(quote).join(', ')} from ${quote(table)} where ${quote(column)} in (`;
   for (const part of chunks(distinct, ID_CHUNK)) {
-    out.push(...(await loose(trx).selectFrom(table).select(select).where(column, 'in', part).execute()));
+    const r = await trx.executeQuery<Record<string, unknown>>(CompiledQuery.raw(`${head}${placeholders(dialect, part.length, 0)})`, part));
+    out.push(...r.rows);
   }
   return out;
 }
 
-export async function existingIds(trx: Trx, table: string, ids: unknown[]): Promise<Set<number>> {
-  return new Set((await rowsWhereIn(trx, table, 'id', ids, ['id'])).map((r) => Number(r.id)));
+export async function existingIds(trx: Trx, dialect: Dialect, table: string, ids: unknown[]): Promise<Set<number>> {
+  return new Set((await rowsWhereIn(trx, dialect, table, 'id', ids, ['id'])).map((r) => Number(r.id)));
 }
 
 /** Ids of `table` in (after, through] (through undefined: no upper bound). */
