@@ -45,6 +45,8 @@ export interface Config {
     force: boolean;
     /** The largest answer of the main store the follower reads; beyond it the answer is cut off and refused. */
     maxBodyBytes: number;
+    /** How long a first copy waits for a snapshot the main store has not started before it pages through the listings. */
+    snapshotQueueWaitMs: number;
   };
 }
 
@@ -212,6 +214,7 @@ export function loadConfig(overrides: ConfigInput = {}, env: ConfigInput = proce
       allowLocalEdits: bool('SYNC_ALLOW_LOCAL_EDITS', get('SYNC_ALLOW_LOCAL_EDITS'), false),
       force: bool('SYNC_FORCE', get('SYNC_FORCE'), false),
       maxBodyBytes: int('SYNC_MAX_BODY_BYTES', get('SYNC_MAX_BODY_BYTES'), 64 * 1024 * 1024, 1024),
+      snapshotQueueWaitMs: int('SYNC_SNAPSHOT_QUEUE_WAIT_MS', get('SYNC_SNAPSHOT_QUEUE_WAIT_MS'), 5 * 60_000, 0),
     },
   };
 }

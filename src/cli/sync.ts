@@ -77,7 +77,7 @@ export function registerSync(program: Command): void {
         await migrateToLatest(store.db);
         const outcome = await runSync({
           store, from, clientId, clientSecret, follow: Boolean(o.follow), log, signal: controller.signal, batchSize, exitOnStartupError: true,
-          force: Boolean(o.force) || config.sync.force, maxBodyBytes: config.sync.maxBodyBytes,
+          force: Boolean(o.force) || config.sync.force, maxBodyBytes: config.sync.maxBodyBytes, snapshotQueueWaitMs: config.sync.snapshotQueueWaitMs,
         });
         printResult(Boolean(o.json), outcome, () => humanOutcome(outcome));
       } catch (error) {

@@ -68,8 +68,18 @@ async function requestSnapshot(client: MainStoreClient, collection: string): Pro
   return Number.isSafeInteger(job?.id) && job.id > 0 && typeof job.status === 'string' ? job : undefined;
 }
 
-/** Waits for a job to finish; a failed, expired or vanished job is undefined (the caller asks again). */
-async function completed(client: MainStoreClient, id: number, signal: AbortSignal | undefined): Promise<Job | undefined> {
+/** How long a follower waits for a snapshot job the main store has not started (SYNC_SNAPSHOT_QUEUE_WAIT_MS) before it pages instead. */
+export const SNAPSHOT_QUEUE_WAIT_MS = 5 * 60_000;
+
+/** The main store keeps a job queued longer than the follower waits (all its slots busy, or no node runs jobs): paging is sooner. */
+class QueuedTooLong extends Error {}
+
+/**
+ * Waits for a job to finish; a failed, expired or vanished job is undefined (the caller asks again). A job
+ * still `queued` after `queueWaitMs` throws QueuedTooLong; once it runs, it is waited for to its end.
+ */
+async function completed(client: MainStoreClient, id: number, signal: AbortSignal | undefined, queueWaitMs: number): Promise<Job | undefined> {
+  const since = Date.now();
   for (let wait = 50; ; wait = Math.min(wait * 2, 500)) {
     let job: Job;
     try {
@@ -81,7 +91,16 @@ async function completed(client: MainStoreClient, id: number, signal: AbortSigna
     if (job.status === 'completed') return job;
     if (job.status === 'failed' || job.status === 'expired') return undefined;
     if (job.status !== 'queued' && job.status !== 'running') throw new SyncError(`the main store answered snapshot ${id} with no status it documents`, 'permanent');
+    if (job.status === 'queued' && Date.now() - since > queueWaitMs) throw new QueuedTooLong();
     await sleep(wait, signal);
+  }
+}
+
+/** Cancels the jobs asked for and not applied, so that an abandoned bootstrap does not keep the main store busy; best effort. */
+async function abandon(client: MainStoreClient, progress: Progress, log: SyncLog): Promise<void> {
+  for (const entry of Object.values(progress.jobs)) {
+    if (entry.applied !== undefined) continue;
+    await client.delete(`/api/v2/snapshots/${entry.id}`).catch((error: unknown) => log.warn({ snapshot: entry.id, error: (error as Error).message }, 'sync: could not cancel a snapshot job'));
   }
 }
 
@@ -180,9 +199,10 @@ async function applyFile(store: Store, client: MainStoreClient, mirrors: Mirrors
  * the sync order as it is streamed in. The feed is then followed from the smallest of their `seq`s: a change
  * after it may be applied again over a file that already had it, which is harmless, and none is lost.
  * Progress (the jobs, the collections applied) is kept, so a restart goes on where it stopped. Undefined when
- * the main store has no snapshots (an older version): the caller pages through the listings instead.
+ * the main store has no snapshots (an older version), or keeps a job queued longer than `queueWaitMs` (its
+ * jobs are then cancelled): the caller pages through the listings instead, from the head it read before.
  */
-export async function bootstrapFromSnapshots(store: Store, client: MainStoreClient, mirrors: Mirrors, log: SyncLog, signal: AbortSignal | undefined, bus?: EventBus): Promise<BulkResult | undefined> {
+export async function bootstrapFromSnapshots(store: Store, client: MainStoreClient, mirrors: Mirrors, log: SyncLog, signal: AbortSignal | undefined, bus?: EventBus, queueWaitMs = SNAPSHOT_QUEUE_WAIT_MS): Promise<BulkResult | undefined> {
   const progress = await readProgress(store, client.baseUrl);
   const result: BulkResult = { seq: Infinity, items: 0, changes: 0, deferred: 0 };
   const ask = async (m: Mirror): Promise<boolean> => {
@@ -210,7 +230,16 @@ export async function bootstrapFromSnapshots(store: Store, client: MainStoreClie
         result.seq = Math.min(result.seq, entry.applied);
         break;
       }
-      const job = await completed(client, entry.id, signal);
+      let job: Job | undefined;
+      try {
+        job = await completed(client, entry.id, signal, queueWaitMs);
+      } catch (error) {
+        if (!(error instanceof QueuedTooLong)) throw error;
+        log.warn({ collection, snapshot: entry.id, waitedMs: queueWaitMs }, 'sync: the main store has not started the snapshot; paging through the listings instead');
+        await abandon(client, progress, log);
+        await forgetProgress(store);
+        return undefined;
+      }
       if (!job || job.seq === null) {
         if (tries >= 3) throw new SyncError(`the main store could not make a snapshot of ${collection}`, 'transient');
         log.warn({ collection, snapshot: entry.id }, 'sync: a snapshot failed or expired on the main store; asking again');

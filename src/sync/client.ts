@@ -198,7 +198,12 @@ export class MainStoreClient {
     return this.call<T>('POST', path, {}, JSON.stringify(body), this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   }
 
-  private async call<T>(method: 'GET' | 'POST', path: string, query: Record<string, string | number | undefined>, body: string | undefined, timeoutMs: number): Promise<T> {
+  /** DELETE a resource of the main store (an abandoned snapshot job); the answer is not read. Retried like a GET. */
+  async delete(path: string): Promise<void> {
+    await this.call<unknown>('DELETE', path, {}, undefined, this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  }
+
+  private async call<T>(method: 'GET' | 'POST' | 'DELETE', path: string, query: Record<string, string | number | undefined>, body: string | undefined, timeoutMs: number): Promise<T> {
     const url = new URL(`${this.baseUrl}${path}`);
     for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
     const maxAttempts = this.options.maxAttempts ?? 6;
@@ -212,6 +217,7 @@ export class MainStoreClient {
         const headers: Record<string, string> = { authorization: `Bearer ${token.value}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) };
         const res = await this.http.request(url, { method, headers, body, signal: this.signalFor(timeoutMs) });
         if (res.status >= 200 && res.status < 300) {
+          if (method === 'DELETE') return undefined as T;
           try {
             return JSON.parse(res.text) as T;
           } catch {

@@ -42,6 +42,8 @@ export interface SyncOptions {
   force?: boolean;
   /** The largest answer of the main store read (SYNC_MAX_BODY_BYTES). */
   maxBodyBytes?: number;
+  /** How long a first copy waits for a snapshot job the main store keeps queued before it pages instead (SYNC_SNAPSHOT_QUEUE_WAIT_MS). */
+  snapshotQueueWaitMs?: number;
 }
 
 export interface SyncOutcome {
@@ -152,7 +154,7 @@ export async function runSync(o: SyncOptions): Promise<SyncOutcome> {
           // Never followed anything: the snapshot would replace a catalogue of this store's own.
           if (!state) await checkFirstSync(store.db, mirrors, client.baseUrl, o.force ?? false);
           if (state && state.sourceUrl !== client.baseUrl) log.warn({ previous: state.sourceUrl, source: client.baseUrl }, 'sync: the main store changed; taking a fresh snapshot');
-          const s = await takeSnapshot(store, client, mirrors, log, o.bus, o.signal);
+          const s = await takeSnapshot(store, client, mirrors, log, o.bus, o.signal, o.snapshotQueueWaitMs);
           connected = true;
           outcome.snapshot = { items: s.items, changes: s.changes, ms: s.ms, via: s.via };
           outcome.changes += s.changes;

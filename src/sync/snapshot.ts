@@ -57,12 +57,12 @@ async function copyCollection(store: Store, client: MainStoreClient, mirrors: Mi
  * every followed collection through the listings, then the feed from that head. Changes made while the copy
  * runs are in the feed after that position, so they are applied afterwards; applying a state twice is harmless.
  */
-export async function takeSnapshot(store: Store, client: MainStoreClient, mirrors: Mirrors, log: SyncLog, bus?: EventBus, signal?: AbortSignal): Promise<SnapshotResult> {
+export async function takeSnapshot(store: Store, client: MainStoreClient, mirrors: Mirrors, log: SyncLog, bus?: EventBus, signal?: AbortSignal, queueWaitMs?: number): Promise<SnapshotResult> {
   const started = Date.now();
   const head = await client.head();
   await beginSnapshot(store.db, client.baseUrl, head, nowIso());
   log.info({ source: client.baseUrl, head }, 'sync: snapshot started');
-  const bulk = await bootstrapFromSnapshots(store, client, mirrors, log, signal, bus);
+  const bulk = await bootstrapFromSnapshots(store, client, mirrors, log, signal, bus, queueWaitMs);
   if (bulk) {
     await finishSnapshot(store.db, bulk.seq, bulk.changes, nowIso());
     await forgetProgress(store);

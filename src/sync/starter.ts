@@ -39,7 +39,7 @@ export const startSyncFollower: BackgroundStarter = async (ctx) => {
   const log = ctx.log?.child({ task: 'sync' }) ?? silentLog;
   const running = runSync({
     store: ctx.store, from, clientId, clientSecret, follow: true, log, signal: controller.signal,
-    exitOnStartupError: false, resources: ctx.resources, bus: ctx.bus, force: ctx.config.sync.force, maxBodyBytes: ctx.config.sync.maxBodyBytes,
+    exitOnStartupError: false, resources: ctx.resources, bus: ctx.bus, force: ctx.config.sync.force, maxBodyBytes: ctx.config.sync.maxBodyBytes, snapshotQueueWaitMs: ctx.config.sync.snapshotQueueWaitMs,
   }).catch((err: unknown) => log.error({ error: err instanceof Error ? err.message : String(err) }, 'sync: follower stopped'));
   return {
     name: 'sync-follower',

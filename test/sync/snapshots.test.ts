@@ -134,6 +134,27 @@ for (const dialect of await dialects()) {
       }
     });
 
+    it('pages through the listings when the main store keeps its snapshot queued too long, and cancels the jobs it asked for', async () => {
+      // No node of this main store runs jobs (SNAPSHOTS_PER_NODE=0): they stay queued for ever.
+      const idle = await startInstance(dialect, { seed: 30, env: { SNAPSHOTS_PER_NODE: '0' } });
+      const follower = await startInstance(dialect);
+      try {
+        const warnings: string[] = [];
+        const log = { info: () => {}, warn: (_o: object, msg: string) => warnings.push(msg), error: () => {} };
+        const outcome = await syncOnce(idle, follower, { snapshotQueueWaitMs: 300, log });
+        assert.equal(outcome.snapshot?.via, 'paging');
+        assert.ok(warnings.some((w) => w.includes('has not started the snapshot')), JSON.stringify(warnings));
+        await assertSameData(idle, follower);
+        // A cancelled queued job is removed (docs/snapshots.md): none of those it asked for is left.
+        const jobs = await idle.database.store.db.withTables<{ snapshots: { id: number } }>().selectFrom('snapshots').select('id').execute();
+        assert.equal(jobs.length, 0);
+        assert.equal(await getSetting(follower.database.store.db, 'sync_snapshot_jobs'), undefined);
+      } finally {
+        await follower.close();
+        await idle.close();
+      }
+    });
+
     it('falls back to paging through the listings when the main store has no snapshots (404)', async () => {
       const follower = await startInstance(dialect);
       const older = await proxy(main.url, (req) => (req.url?.startsWith('/api/v2/snapshots') ? 'missing' : 'pass'));
