@@ -17,8 +17,6 @@ const FIRST_COPY_BATCH = 5000;
 const MAX_LINE_BYTES = 8 * 1024 * 1024;
 /** Tries of one file's download (each resuming where the last stopped) before the whole step is retried by the follower. */
 const DOWNLOAD_TRIES = 8;
-/** Snapshots asked for ahead of the one being applied (that one included). */
-const AHEAD = 3;
 /** The follower's progress through a bootstrap by snapshots, kept in `settings`, so that a restart goes on from it. */
 const PROGRESS_KEY = 'sync_snapshot_jobs';
 
@@ -219,11 +217,7 @@ export async function bootstrapFromSnapshots(store: Store, client: MainStoreClie
   for (const [i, m] of mirrors.list.entries()) {
     const collection = m.def.collection;
     const t0 = Date.now();
-    // The next ones are asked for now, so that the main store makes them while this file is applied; never
-    // more than AHEAD unfinished at once, which stays under the main store's per-credential cap (4 by default).
-    for (const next of mirrors.list.slice(i, i + AHEAD)) {
-      if (!(await ask(next))) throw new SyncError('the main store stopped offering snapshots', 'transient');
-    }
+    if (!(await ask(m))) throw new SyncError('the main store stopped offering snapshots', 'transient');
     for (let tries = 0; ; tries++) {
       const entry = progress.jobs[collection];
       if (entry.applied !== undefined) {
@@ -247,6 +241,11 @@ export async function bootstrapFromSnapshots(store: Store, client: MainStoreClie
         await ask(m);
         continue;
       }
+      // The next file is asked for once this one is made, so that the main store makes it while this one is
+      // applied, and makes one at a time: its jobs share one thread, and two at once made each take twice as long
+      // while the follower waited for the first (bench/results/sync-2026-11-23-quiet.md). Two unfinished at most.
+      const next = mirrors.list[i + 1];
+      if (next && !(await ask(next))) throw new SyncError('the main store stopped offering snapshots', 'transient');
       const r = await applyFile(store, client, mirrors, m, job, log, signal, bus);
       result.items += r.items;
       result.changes += r.changes;
