@@ -9,7 +9,7 @@ import { getSetting, setSetting } from '../db/settings.ts';
  * that. Only plain indexes are deferred: primary keys and unique indexes stay, since they keep the copy
  * correct (a clash still fails the batch, which is then applied by the general path). The definitions
  * are kept in `settings` in the same transaction as the drop, so a copy cut off by a crash gets them
- * back when the sync next starts (restoreIndexes), before anything else.
+ * back when the follower next takes a snapshot (snapshot.ts), before it copies anything.
  */
 
 const KEY = 'sync_deferred_indexes';
@@ -62,7 +62,7 @@ export async function deferIndexes(store: Store, table: string): Promise<void> {
   });
 }
 
-/** Builds the deferred indexes again: of one table (its first copy ended), or of every table (a sync starting after a crash). */
+/** Builds the deferred indexes again: of one table (its first copy ended), or of every table (a snapshot begins after a copy was cut off). */
 export async function restoreIndexes(store: Store, table?: string): Promise<void> {
   await store.db.transaction().execute(async (trx) => {
     const deferred = await readDeferred(trx);

@@ -4,6 +4,7 @@ import type { EventBus } from '../events/bus.ts';
 import type { ListingPage, MainStoreClient, SyncLog } from './client.ts';
 import type { Mirror, Mirrors } from './mirrors.ts';
 import { applyRange } from './apply-range.ts';
+import { restoreIndexes } from './deferred-indexes.ts';
 import { beginCopy, endCopy } from './first-copy.ts';
 import { beginSnapshot, finishSnapshot } from './state.ts';
 import { checkListingPage } from './validate.ts';
@@ -60,6 +61,8 @@ async function copyCollection(store: Store, client: MainStoreClient, mirrors: Mi
 export async function takeSnapshot(store: Store, client: MainStoreClient, mirrors: Mirrors, log: SyncLog, bus?: EventBus, signal?: AbortSignal, queueWaitMs?: number): Promise<SnapshotResult> {
   const started = Date.now();
   const head = await client.head();
+  // Indexes a copy cut off by a crash had dropped are built first: whatever this copy does, no table stays without them.
+  await restoreIndexes(store);
   await beginSnapshot(store.db, client.baseUrl, head, nowIso());
   log.info({ source: client.baseUrl, head }, 'sync: snapshot started');
   const bulk = await bootstrapFromSnapshots(store, client, mirrors, log, signal, bus, queueWaitMs);
