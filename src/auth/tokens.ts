@@ -1,5 +1,5 @@
-import * as crypto from 'node:crypto';
 import type { DB } from '../db/database.ts';
+import { digest } from '../digest.ts';
 import * as repo from './credentials.repository.ts';
 import { Lru } from './lru.ts';
 import type { Scope } from './scopes.ts';
@@ -23,15 +23,12 @@ const POSITIVE_MAX = 50_000;
 const NEGATIVE_MAX = 10_000;
 const LAST_USED_PRECISION_MS = 60_000;
 
-type OneShotHash = (algorithm: string, data: string, encoding: 'base64url') => string;
-const oneShot = (crypto as { hash?: OneShotHash }).hash;
-
 /**
  * The key under which a node remembers a token: SHA-256 of the token behind the installation's key, in one
- * call (crypto.hash, Node 20.12+), several times cheaper than the HMAC under which the database knows it,
+ * call (digest.ts), several times cheaper than the HMAC under which the database knows it,
  * which only a lookup computes. Like the HMAC it keeps nothing a client sent as it was sent.
  */
-const cacheKeyOf = (key: string, token: string): string => (oneShot ? oneShot('sha256', `token-cache\u0000${key}\u0000${token}`, 'base64url') : keyedHash(key, `token-cache\u0000${token}`));
+const cacheKeyOf = (key: string, token: string): string => digest('sha256', `token-cache\u0000${key}\u0000${token}`);
 
 interface Known {
   grant: TokenGrant;
