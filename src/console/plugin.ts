@@ -1,10 +1,11 @@
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import fastifyStatic from '@fastify/static';
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { PROBLEMS } from '../errors/codes.ts';
+import { PACKAGE_ROOT } from '../package-root.ts';
 import { classify } from '../http/error-handler.ts';
 import { addConsoleGuard } from './guard.ts';
 import { html } from './html.ts';
@@ -14,7 +15,7 @@ import { CONSOLE_PAGES } from './pages.ts';
 import { closeSession, clearSessionCookie } from './session.ts';
 import { signInRoutes } from './sign-in.ts';
 
-const STATIC_DIR = fileURLToPath(new URL('./static/', import.meta.url));
+const STATIC_DIR = join(PACKAGE_ROOT, 'src', 'console', 'static');
 /** Forms of the console are small; a larger body is refused before it is parsed. */
 const FORM_BODY_LIMIT = 64 * 1024;
 
