@@ -1,10 +1,7 @@
 import { Ajv, type AnySchema, type Options, type ValidateFunction } from 'ajv';
-import addFormatsPlugin from 'ajv-formats';
 import type { FastifyInstance, FastifySchema, FastifyServerOptions, RouteOptions } from 'fastify';
+import { addFormats } from '../ajv-formats.ts';
 import { AppError, invalidParameter } from '../errors/app-error.ts';
-
-// ajv-formats is CommonJS with a `default` beside module.exports; under NodeNext the callable is the default import.
-const addFormats = addFormatsPlugin as unknown as typeof addFormatsPlugin.default;
 
 type RouteSchema = { schema: AnySchema; httpPart?: string };
 

@@ -1,5 +1,5 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormatsPlugin from 'ajv-formats';
+import { addFormats } from '../ajv-formats.ts';
 import { validationReason } from '../errors/validation-reasons.ts';
 import type { Input, Resource } from '../resources/types.ts';
 
@@ -8,9 +8,6 @@ export interface FieldIssue {
   field?: string;
   reason: string;
 }
-
-// ajv-formats is CommonJS with a `default` beside module.exports; under NodeNext the callable is the default import.
-const addFormats = addFormatsPlugin as unknown as typeof addFormatsPlugin.default;
 
 // The options of the admin API's body validator (src/app.ts): a record is accepted exactly when the admin API would
 // accept it as a JSON body. Bodies are typed JSON, so nothing is coerced; CSV cells are typed by csv.ts beforehand.

@@ -1,19 +1,17 @@
 import { Ajv, type ValidateFunction } from 'ajv';
-import addFormatsPlugin from 'ajv-formats';
 // The low-level Server (marked deprecated "for advanced use cases"): our tool schemas are JSON Schema derived from the
 // resource declarations, which it takes as they are; McpServer.registerTool wants zod shapes, which would mean
 // translating every schema into zod and back again for tools/list.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { addFormats } from '../ajv-formats.ts';
 import { AppError } from '../errors/app-error.ts';
 import { problemBody } from '../http/problem.ts';
 import type { Registry } from '../resources/registry.ts';
 import { allowed, scopeWords, type McpTool, type ToolArgs, type ToolEnv } from './tool.ts';
 import { allTools } from './tools.ts';
 
-// ajv-formats is CommonJS with a `default` beside module.exports; under NodeNext the callable is the default import.
-const addFormats = addFormatsPlugin as unknown as typeof addFormatsPlugin.default;
 
 export const SERVER_INFO = { name: 'store-data-api', version: '2.0.0' };
 

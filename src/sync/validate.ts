@@ -1,13 +1,10 @@
 import { Ajv, type ValidateFunction } from 'ajv';
-import addFormatsPlugin from 'ajv-formats';
+import { addFormats } from '../ajv-formats.ts';
 import { validationReason } from '../errors/validation-reasons.ts';
 import { itemSchema } from '../listing/schemas.ts';
 import type { ChangeEvent, ChangesPage, ListingPage } from './client.ts';
 import { SyncError } from './client.ts';
 import type { Mirror, Mirrors } from './mirrors.ts';
-
-// ajv-formats is CommonJS with a `default` beside module.exports; under NodeNext the callable is the default import.
-const addFormats = addFormatsPlugin as unknown as typeof addFormatsPlugin.default;
 
 // What the main store sends is checked against the very schemas this version's API answers with before a row
 // is written: a main store that is broken, of another version, or not a store at all, cannot put into this
