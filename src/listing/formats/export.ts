@@ -2,10 +2,11 @@ import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { PassThrough, type Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
-import { flatten, itemOf, type ExportLayout, type ExportRecord } from './columns.ts';
+import { flatten, type ExportLayout, type ExportRecord } from './columns.ts';
 import { ByteWriter, PIECE_BYTES } from './bytes.ts';
 import { CsvEncoder, type CsvOptions } from './csv.ts';
 import type { ExportFormat } from './negotiate.ts';
+import { lineEncoder } from './ndjson.ts';
 
 /** Where records go: NDJSON or CSV text or an XLSX workbook, all written into the output stream with backpressure. */
 interface Sink {
@@ -53,11 +54,12 @@ function csvSink(out: PassThrough, layout: ExportLayout, options: CsvOptions): S
   return textSink(out, encoder.head(), (records) => encoder.rows(flatten(layout, records), bytes));
 }
 
-/** One JSON object per line, exactly the item of the JSON answer (nested values as objects, not flattened). */
+/** One JSON object per line, exactly the item of the JSON answer (nested values as objects, not flattened; see lineEncoder). */
 function ndjsonSink(out: PassThrough, layout: ExportLayout): Sink {
   const bytes = new ByteWriter();
+  const line = lineEncoder(layout);
   return textSink(out, '', (records) => {
-    for (const record of records) bytes.write(JSON.stringify(itemOf(layout, record)) + '\n');
+    for (const record of records) bytes.write(line(record) + '\n');
     return bytes.take();
   });
 }
