@@ -25,6 +25,8 @@ export interface Config {
   /** Days the event log (changes feed, webhook deliveries) is kept; older feed cursors get 410. */
   eventRetentionDays: number;
   logLevel: string;
+  /** How far past the live heap V8 lets the old generation grow before it collects (HEAP_GROWTH_PERCENT); 0: V8's own choice. */
+  heapGrowthPercent: number;
   bodyLimit: number;
   /** What a client may make the HTTP server hold (docs/operations.md, "Timeouts and limits"). */
   http: HttpLimits;
@@ -185,6 +187,7 @@ export function loadConfig(overrides: ConfigInput = {}, env: ConfigInput = proce
     },
     eventRetentionDays: int('EVENT_RETENTION_DAYS', get('EVENT_RETENTION_DAYS'), 30, 1),
     logLevel: get('LOG_LEVEL') || 'info',
+    heapGrowthPercent: int('HEAP_GROWTH_PERCENT', get('HEAP_GROWTH_PERCENT'), 50, 0),
     bodyLimit: int('BODY_LIMIT', get('BODY_LIMIT'), 1_048_576, 1024),
     http: httpLimits(get, aiTimeoutMs),
     exports: {

