@@ -12,6 +12,7 @@ import { addCompression } from './http/compression.ts';
 import { addConditionalRequests } from './http/conditional.ts';
 import { registerErrorHandling } from './http/error-handler.ts';
 import { loggerOptions } from './http/log-redaction.ts';
+import { requestLogger, writesLevel } from './http/request-logger.ts';
 import { addProtocolGuards } from './http/protocol.ts';
 import { serverLimits } from './http/server-limits.ts';
 import { registerOpenApi } from './http/openapi.ts';
@@ -46,6 +47,8 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
+    // pino's child logger, made only when a request writes a line (request-logger.ts).
+    ...(logger === false ? {} : { childLoggerFactory: requestLogger }),
     bodyLimit: ctx.config.bodyLimit,
     // Timeouts and size limits of connections; what Node refuses before Fastify sees a request, and what
     // Fastify's router refuses before a route does, answer problems too (docs/operations.md).
@@ -80,11 +83,14 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
     done();
   });
   addProtocolGuards(app, ctx.config.publicUrl);
-  // One log line per request, with its outcome; cheaper than Fastify's two.
-  app.addHook('onResponse', (request, reply, done) => {
-    request.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
-    done();
-  });
+  // One log line per request, with its outcome; cheaper than Fastify's two. Only when the level writes it
+  // (nothing changes the level of a running server): below it the hook would run on every request for nothing.
+  if (writesLevel(app.log, 'info')) {
+    app.addHook('onResponse', (request, reply, done) => {
+      request.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
+      done();
+    });
+  }
 
   registerErrorHandling(app, ctx.config.publicUrl);
   app.addSchema(problemSchema);
