@@ -3,6 +3,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import Cursor from 'pg-cursor';
+import { namingPool } from './named-statements.ts';
 import { WaitingSqliteDialect } from './sqlite-driver.ts';
 import { prepareSqliteFile } from './sqlite-files.ts';
 import { withStatementCache } from './statement-cache.ts';
@@ -99,7 +100,8 @@ export function openStore(databaseUrl: string, options: OpenOptions = {}): Store
     connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
     ...(options.pgSchema ? { options: `-c search_path=${options.pgSchema}` } : {}),
   });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool, cursor: Cursor }) });
+  // The listing engine's statements run by name (named-statements.ts): parsed and planned once per connection.
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: namingPool(pool), cursor: Cursor }) });
   return { db, dialect: 'postgres', pgPool: pool, writeWaitMs: options.writeWaitMs, close: () => db.destroy() };
 }
 
