@@ -12,8 +12,12 @@ export const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 export const BUILDS_DIR = join(ROOT, 'dist', 'app');
 /** Written last into a build's folder: its time is when the build began. */
 const DONE = '.built';
-/** Builds kept: a server started from an older build still finds the chunks it loads lazily. */
+/**
+ * Builds kept: the newest three, and any made in the last day, so that a server started from an older build
+ * still finds the chunks it loads lazily (the MCP server's, on the first POST /mcp).
+ */
 const KEEP = 3;
+const KEEP_MS = 24 * 3_600_000;
 
 /** The newest modification time of a file under `dir`. */
 function newest(dir) {
@@ -47,7 +51,7 @@ export function freshBuild(srcDir = join(ROOT, 'src'), buildsDir = BUILDS_DIR, p
 /**
  * Builds into a new folder, then names it in `current` (written aside and renamed, so a command started
  * meanwhile reads the old name or the new, never half of either). The marker's time is when the build began, so
- * a source saved during the build leaves the result stale rather than fresh. Builds beyond the newest KEEP go.
+ * a source saved during the build leaves the result stale rather than fresh. Older builds go (see KEEP).
  */
 export async function buildApp(root = ROOT, buildsDir = BUILDS_DIR) {
   const { build } = await import('esbuild');
@@ -70,6 +74,9 @@ export async function buildApp(root = ROOT, buildsDir = BUILDS_DIR) {
   writeFileSync(join(buildsDir, `current.${process.pid}`), `${name}\n`);
   renameSync(join(buildsDir, `current.${process.pid}`), join(buildsDir, 'current'));
   const builds = readdirSync(buildsDir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort();
-  for (const old of builds.slice(0, -KEEP)) rmSync(join(buildsDir, old), { recursive: true, force: true });
+  for (const old of builds.slice(0, -KEEP)) {
+    const path = join(buildsDir, old);
+    if (Date.now() - statSync(path).mtimeMs > KEEP_MS) rmSync(path, { recursive: true, force: true });
+  }
   return dir;
 }
