@@ -91,6 +91,9 @@ describe('the client package, as a consumer compiles and runs it', () => {
     assert.deepEqual(pkg.exports['./client'], { types: './dist/client/index.d.ts', default: './dist/client/index.js' });
     assert.ok(pkg.files.includes('dist/client/'), 'dist/ is git-ignored, so `files` must name it for npm pack');
     assert.match(pkg.scripts.prepack, /build:client/);
+    // The command's build too (bin/app-build.js): a package without it runs its sources through tsx.
+    assert.ok(pkg.files.includes('dist/app/'), 'npm pack must ship the build the command runs');
+    assert.match(pkg.scripts.prepack, /build:app/);
   });
 
   it('compiles the README\'s and docs/client.md\'s examples under --strict with no cast, and refuses misuse at compile time', () => {
