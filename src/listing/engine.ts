@@ -1,5 +1,5 @@
 import { sql, type CompiledQuery } from 'kysely';
-import type { Executor } from '../db/database.ts';
+import { readDirect, type Executor } from '../db/database.ts';
 import { nameStatement } from '../db/named-statements.ts';
 import { invalidParameter } from '../errors/app-error.ts';
 import { decodeCursor, encodeCursor, reconcile } from './cursor.ts';
@@ -161,6 +161,11 @@ async function pageQuery(db: Executor, p: ListPlan, limit: number): Promise<Comp
   return compiled;
 }
 
+/** The rows of a page or item query: straight from SQLite when it can (database.ts, readDirect), else through Kysely. */
+async function rowsOf(db: Executor, query: CompiledQuery<Row>): Promise<Row[]> {
+  return (readDirect(db, query) as Row[] | undefined) ?? (await db.executeQuery(query)).rows;
+}
+
 export function decodeRows(def: ResourceDef, rows: Row[]): void {
   decodeFields(def.fields, rows);
 }
@@ -198,7 +203,7 @@ export async function pageOf(db: Executor, p: ListPlan, request: Pick<ListReques
   const totalQuery = request.includeTotal
     ? (await filteredQuery(db, p)).select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow()
     : undefined;
-  const [rows, total] = await Promise.all([db.executeQuery(query).then((r) => r.rows as Row[]), totalQuery]);
+  const [rows, total] = await Promise.all([rowsOf(db, query), totalQuery]);
   const hasMore = rows.length > limit;
   if (hasMore) rows.length = limit;
   // Before the rows are completed: the sort key may be a hidden field.
@@ -211,7 +216,7 @@ export async function pageOf(db: Executor, p: ListPlan, request: Pick<ListReques
 
 /** The first `limit` rows matching `filters` in the default order, for callers inside the service that read one bounded page (no cursor in or out). */
 export async function firstRows(db: Executor, def: ResourceDef, filters: Record<string, string>, limit: number): Promise<Row[]> {
-  const rows = (await db.executeQuery(await pageQuery(db, planOf(def, undefined, filters, undefined), limit))).rows as Row[];
+  const rows = await rowsOf(db, await pageQuery(db, planOf(def, undefined, filters, undefined), limit));
   if (rows.length > limit) rows.length = limit;
   decodeRows(def, rows);
   if (def.attach && rows.length) await def.attach(db, rows);
@@ -260,7 +265,7 @@ function fullItemShape(def: ResourceDef): ResolvedShape {
  */
 export async function getItem(db: Executor, def: ResourceDef, id: number, shape?: Shape): Promise<{ item: Row; updatedAt: string | undefined } | undefined> {
   const resolved = shape === undefined ? fullItemShape(def) : resolveShape(def, shape, itemNeeds(def));
-  const [row] = (await db.executeQuery(itemQuery(db, def, resolved, id))).rows as Array<Row | undefined>;
+  const [row] = (await rowsOf(db, itemQuery(db, def, resolved, id))) as Array<Row | undefined>;
   if (!row) return undefined;
   const updatedAt = row.updatedAt === undefined || row.updatedAt === null ? undefined : String(row.updatedAt);
   await completeRows(db, def, resolved, [row]);

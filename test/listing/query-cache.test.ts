@@ -40,5 +40,23 @@ for (const dialect of await dialects()) {
       for (const row of ids) assert.equal((await getOne(db.store.db, products, Number(row.id)))?.articleNumber, row.article_number);
       assert.equal(await getOne(db.store.db, products, 999_999), undefined);
     });
+
+    it('a page or item read while a transaction is open does not see its uncommitted writes, and reads after it', async () => {
+      const [first] = await db.store.db.selectFrom('products').select(['id', 'name']).orderBy('id').limit(1).execute();
+      const id = Number(first.id);
+      let reads: Promise<[string | undefined, string | undefined]> | undefined;
+      await db.store.db.transaction().execute(async (trx) => {
+        await trx.updateTable('products').set({ name: 'uncommitted name' }).where('id', '=', id).execute();
+        // Outside the transaction, on the store itself (SQLite: the same connection, read straight when it can).
+        reads = Promise.all([
+          getOne(db.store.db, products, id).then((item) => item?.name as string | undefined),
+          listPage(db.store.db, products, { limit: 1, filters: {} }, 'test key').then((page) => page.data[0]?.name as string | undefined),
+        ]);
+        // Let the reads start while the transaction is still open, then undo the write.
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        await trx.updateTable('products').set({ name: first.name }).where('id', '=', id).execute();
+      });
+      assert.deepEqual(await reads, [first.name, first.name]);
+    });
   });
 }
