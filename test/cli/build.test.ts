@@ -56,6 +56,24 @@ describe('freshBuild: which build the command may run', () => {
   });
 });
 
+describe('store-api from its sources', () => {
+  it('runs them through tsx with STORE_API_FROM_SOURCES=1 (as when the build is stale)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'store-api-sources-'));
+    try {
+      const record = join(dir, 'modules');
+      writeFileSync(record, '');
+      const { stdout } = await execute(process.execPath, ['--import', RECORDER, join(ROOT, 'bin', 'store-api.js'), '--version'], { env: { ...process.env, STORE_API_FROM_SOURCES: '1', RECORD_MODULES_FILE: record } });
+      assert.equal(stdout.trim(), VERSION);
+      const modules = readFileSync(record, 'utf8');
+      assert.match(modules, /\/node_modules\/tsx\//, 'tsx compiles the sources');
+      assert.match(modules, /\/src\/cli\/main\.ts/);
+      assert.doesNotMatch(modules, /\/dist\/app\//);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('the build runs as the sources do', () => {
   let builds: string;
   let build: string;
