@@ -11,9 +11,12 @@ import { snapshotTables } from './tables.ts';
 export const CHUNK_BYTES = 1 << 20;
 
 /**
- * Takes a file's bytes and stores them as pieces of CHUNK_BYTES in `snapshot_chunks`, one insert per piece
- * (the writer waits for it: backpressure reaches the export). Counts the size and the sha256 on the way.
- * The pieces of a failed or cancelled run are deleted by the caller.
+ * Takes a file's bytes and stores them as pieces of CHUNK_BYTES in `snapshot_chunks`, one insert per piece.
+ * One piece is stored while the next one fills: a write waits for the insert of the piece before, not for
+ * its own (backpressure still reaches the export, one piece later). On PostgreSQL an insert of 1 MiB takes
+ * 50-100 ms of the server's (WAL, TOAST), during which the export used to stand still: 14 of them are most of
+ * a second of a 1.17 M-row CSV snapshot (bench/results/snapshots-2026-11-23-helperA.md). Counts the size and
+ * the sha256 on the way. The pieces of a failed or cancelled run are deleted by the caller, after `settled`.
  */
 export class ChunkSink extends Writable {
   size = 0;
@@ -21,6 +24,8 @@ export class ChunkSink extends Writable {
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   private n = 0;
+  /** The inserts started so far, in order; rejects with the first that failed. */
+  private storing: Promise<void> = Promise.resolve();
 
   constructor(private readonly db: Executor, private readonly snapshotId: number) {
     super({ highWaterMark: CHUNK_BYTES });
@@ -31,30 +36,49 @@ export class ChunkSink extends Writable {
     return this.hash.copy().digest('hex');
   }
 
+  /** Resolves once no insert is running (whether they succeeded or not): then the caller may delete the pieces. */
+  settled(): Promise<void> {
+    return this.storing.then(() => undefined, () => undefined);
+  }
+
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
     this.size += chunk.length;
     this.hash.update(chunk);
     this.pending.push(chunk);
     this.pendingBytes += chunk.length;
     if (this.pendingBytes < CHUNK_BYTES) return callback();
-    this.flush(false).then(() => callback(), callback);
+    const pieces = this.cut(false);
+    this.storing.then(() => {
+      this.storing = this.store(pieces);
+      // Reported by the next write, or by _final.
+      this.storing.catch(() => undefined);
+      callback();
+    }, callback);
   }
 
   override _final(callback: (error?: Error | null) => void): void {
-    this.flush(true).then(() => callback(), callback);
+    this.storing.then(() => this.store(this.cut(true))).then(() => callback(), callback);
   }
 
-  /** Stores every whole piece buffered, and with `all` the rest too (the last, shorter piece). */
-  private async flush(all: boolean): Promise<void> {
+  /** Takes every whole piece buffered, and with `all` the rest too (the last, shorter piece), numbered. */
+  private cut(all: boolean): Array<{ n: number; bytes: Buffer }> {
     let buffered = Buffer.concat(this.pending, this.pendingBytes);
+    const pieces: Array<{ n: number; bytes: Buffer }> = [];
     while (buffered.length >= CHUNK_BYTES || (all && buffered.length > 0)) {
-      const piece = buffered.subarray(0, Math.min(CHUNK_BYTES, buffered.length));
-      await snapshotTables(this.db).insertInto('snapshot_chunks').values({ snapshot_id: this.snapshotId, n: this.n, bytes: Buffer.from(piece) }).execute();
-      this.n += 1;
-      buffered = buffered.subarray(piece.length);
+      const length = Math.min(CHUNK_BYTES, buffered.length);
+      // A copy: `buffered` may be a view of a larger buffer that the rest still uses.
+      pieces.push({ n: this.n++, bytes: Buffer.from(buffered.subarray(0, length)) });
+      buffered = buffered.subarray(length);
     }
     this.pending = buffered.length ? [buffered] : [];
     this.pendingBytes = buffered.length;
+    return pieces;
+  }
+
+  private async store(pieces: Array<{ n: number; bytes: Buffer }>): Promise<void> {
+    for (const { n, bytes } of pieces) {
+      await snapshotTables(this.db).insertInto('snapshot_chunks').values({ snapshot_id: this.snapshotId, n, bytes }).execute();
+    }
   }
 }
 

@@ -78,6 +78,8 @@ export async function produceSnapshot(store: Store, def: ResourceDef, job: Snaps
       stream.destroy();
       gzip?.destroy();
       sink.destroy();
+      // A piece still being stored would land after the caller deleted the run's pieces.
+      await sink.settled();
       throw err;
     }
     return { rows, size: sink.size, sha256: sink.sha256, seq };
