@@ -156,7 +156,11 @@ async function pageQuery(db: Executor, p: ListPlan, limit: number): Promise<Comp
   if (pure && ends.length === tail.length && ends.every((v, i) => v === tail[i])) {
     if (cache.size >= MAX_PAGE_QUERIES) cache.delete(cache.keys().next().value as string);
     cache.set(key, compiled);
-    nameStatement(compiled.sql);
+    // Named (planned once) only without filters: a filtered page's best plan depends on the filter values
+    // (status=active&brandId=3 reads the brand's index), and after five runs PostgreSQL would keep a generic
+    // plan for them; measured, the filtered page's database CPU per answer tripled (394 -> 1239 µs) while the
+    // unfiltered first and deep pages and single items gained 16-57 % (bench/results/core-2026-11-23-helperB.md).
+    if (Object.keys(p.filters).length === 0) nameStatement(compiled.sql);
   }
   return compiled;
 }
