@@ -3,7 +3,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, type CompiledQuery, type Transaction } from 'kysely';
 import pg from 'pg';
 import Cursor from 'pg-cursor';
-import { namingPool } from './named-statements.ts';
+import { namingPool, statementName } from './named-statements.ts';
 import { WaitingSqliteDialect } from './sqlite-driver.ts';
 import { prepareSqliteFile } from './sqlite-files.ts';
 import { withStatementCache } from './statement-cache.ts';
@@ -81,19 +81,22 @@ export function createPgPool(config: pg.PoolConfig): pg.Pool {
   return pool;
 }
 
-type DirectReader = (query: CompiledQuery) => unknown[] | undefined;
+type DirectReader = (query: CompiledQuery) => unknown[] | Promise<unknown[]> | undefined;
 const directReaders = new WeakMap<object, DirectReader>();
 
 /**
- * The rows of a read-only query run straight on the store's SQLite connection, or undefined when the caller
- * must go through Kysely: PostgreSQL, a transaction's executor, or a transaction open on the connection (whose
- * uncommitted writes a read outside it must not see). Kysely's executor takes ~15 promises and microtask turns
+ * The rows of a read-only query run straight on the store's SQLite connection or PostgreSQL pool, or undefined
+ * when the caller must go through Kysely: a transaction's executor, or (SQLite) a transaction open on the
+ * connection (whose uncommitted writes a read outside it must not see). On PostgreSQL a query outside a
+ * transaction takes any pooled connection either way; through Kysely's executor the API's pages cost 16-25 ms
+ * scavenges (against ~4 ms for the same query through `pool.query`, measured with --trace-gc in (b)) and about
+ * 300 µs more CPU per page (bench/results/core-2026-11-23-helperB.md). Kysely's executor takes ~15 promises and microtask turns
  * per query (its connection mutex, the driver and provider layers), measured at ~15-25 µs on the 2-core bench
  * machine, against ~50 µs for the whole of a single item in the bare ceiling; better-sqlite3 runs a query
  * synchronously, so while no transaction is open nothing can come between the statement and its rows. Reads
  * that find the connection in a transaction queue behind it through Kysely, as before.
  */
-export function readDirect(db: Executor, query: CompiledQuery): unknown[] | undefined {
+export function readDirect(db: Executor, query: CompiledQuery): unknown[] | Promise<unknown[]> | undefined {
   return directReaders.get(db)?.(query);
 }
 
@@ -120,6 +123,11 @@ export function openStore(databaseUrl: string, options: OpenOptions = {}): Store
   });
   // The listing engine's statements run by name (named-statements.ts): parsed and planned once per connection.
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: namingPool(pool), cursor: Cursor }) });
+  directReaders.set(db, (query) => {
+    const name = statementName(query.sql);
+    const values = query.parameters as unknown[];
+    return (name ? pool.query({ name, text: query.sql, values }) : pool.query(query.sql, values)).then((r) => r.rows);
+  });
   return { db, dialect: 'postgres', pgPool: pool, writeWaitMs: options.writeWaitMs, close: () => db.destroy() };
 }
 

@@ -165,9 +165,10 @@ async function pageQuery(db: Executor, p: ListPlan, limit: number): Promise<Comp
   return compiled;
 }
 
-/** The rows of a page or item query: straight from SQLite when it can (database.ts, readDirect), else through Kysely. */
+/** The rows of a page or item query: straight from SQLite or the PostgreSQL pool when it can (database.ts, readDirect), else through Kysely. */
 async function rowsOf(db: Executor, query: CompiledQuery<Row>): Promise<Row[]> {
-  return (readDirect(db, query) as Row[] | undefined) ?? (await db.executeQuery(query)).rows;
+  const direct = readDirect(db, query) as Row[] | Promise<Row[]> | undefined;
+  return direct ? await direct : (await db.executeQuery(query)).rows;
 }
 
 export function decodeRows(def: ResourceDef, rows: Row[]): void {
