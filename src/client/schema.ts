@@ -722,26 +722,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/mcp": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Send an MCP message (Streamable HTTP, JSON-RPC 2.0)
-         * @description The Model Context Protocol endpoint (spec 2025-11-25), stateless: each POST carries one JSON-RPC message (`initialize`, `tools/list`, `tools/call`, …) and its bearer token, and is answered with plain JSON. The tools listed are those the token's scopes allow, and each answers as its REST counterpart does. An MCP client needs only the URL and the token (docs/mcp.md). `GET` and `DELETE` answer `405`: there are no sessions.
-         */
-        post: operations["sendMcpMessage"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/admin/api/products": {
         parameters: {
             query?: never;
@@ -5144,69 +5124,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
-            };
-        };
-    };
-    sendMcpMessage: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** @description One JSON-RPC 2.0 message, e.g. `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`. */
-        requestBody: {
-            content: {
-                "application/json": unknown;
-            };
-        };
-        responses: {
-            /** @description The JSON-RPC answer (a result, or a JSON-RPC error). */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            /** @description A notification or a response was accepted; nothing to answer. */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description A message the transport refuses (not JSON-RPC, a wrong `Accept` or content type answers 406 or 415 the same way): a JSON-RPC error. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An RFC 9457 problem; `code` is stable (see /problems). */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
             };
         };
     };

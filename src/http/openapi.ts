@@ -38,7 +38,6 @@ const OPERATION_IDS: Record<string, string> = {
   'POST /oauth/token': 'createToken',
   'GET /api/v2/changes': 'listChanges',
   'POST /api/v2/ai/generate': 'generateText',
-  'POST /mcp': 'sendMcpMessage',
   'GET /api/v2/ai/engine': 'getTextEngine',
   'GET /admin/api/sync': 'adminGetSyncStatus',
 };

@@ -6,7 +6,6 @@ import { countUsage } from '../console/usage.ts';
 import type { AppContext } from '../context.ts';
 import { AppError } from '../errors/app-error.ts';
 import { problemBody } from '../http/problem.ts';
-import { errorResponses } from '../http/responses.ts';
 import type { Registry } from '../resources/registry.ts';
 import type { ToolCatalogue } from './server.ts';
 import type { ToolEnv } from './tool.ts';
@@ -61,24 +60,8 @@ export const mcpRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { 
   };
 
   app.post('/mcp', {
-    schema: {
-      tags: ['MCP'],
-      // Any token: the tools offered follow its scopes.
-      security: [{ oauth2: [] }],
-      summary: 'Send an MCP message (Streamable HTTP, JSON-RPC 2.0)',
-      description:
-        'The Model Context Protocol endpoint (spec 2025-11-25), stateless: each POST carries one JSON-RPC message (`initialize`, `tools/list`, `tools/call`, …) ' +
-        'and its bearer token, and is answered with plain JSON. The tools listed are those the token\'s scopes allow, and each answers as its REST ' +
-        'counterpart does. An MCP client needs only the URL and the token (docs/mcp.md). `GET` and `DELETE` answer `405`: there are no sessions.',
-      // Any JSON: the SDK's transport checks the message and answers JSON-RPC errors, which MCP clients understand.
-      body: { description: 'One JSON-RPC 2.0 message, e.g. `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`.' },
-      response: {
-        200: { description: 'The JSON-RPC answer (a result, or a JSON-RPC error).', content: { 'application/json': { schema: { type: 'object', additionalProperties: true } } } },
-        202: { description: 'A notification or a response was accepted; nothing to answer.', type: 'null' },
-        400: { description: 'A message the transport refuses (not JSON-RPC, a wrong `Accept` or content type answers 406 or 415 the same way): a JSON-RPC error.', content: { 'application/json': { schema: { type: 'object', additionalProperties: true } } } },
-        ...errorResponses(401, 429),
-      },
-    },
+    // JSON-RPC messages are checked by the SDK's transport, which answers JSON-RPC errors that MCP clients understand.
+    schema: { hide: true },
     onRequest: authenticate,
     handler: async (request, reply) => {
       const { catalogue, Transport } = await loaded();
