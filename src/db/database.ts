@@ -84,6 +84,12 @@ export function createPgPool(config: pg.PoolConfig): pg.Pool {
 type DirectReader = (query: CompiledQuery) => unknown[] | Promise<unknown[]> | undefined;
 const directReaders = new WeakMap<object, DirectReader>();
 
+/** Rows as arrays of values in select order, through Kysely (a page's nested values; an export reads its own way). */
+export const arraysThrough =
+  (db: Executor) =>
+  async (query: CompiledQuery): Promise<unknown[][]> =>
+    (await db.executeQuery<Record<string, unknown>>(query)).rows.map((r) => Object.values(r));
+
 /**
  * The rows of a read-only query run straight on the store's SQLite connection or PostgreSQL pool, or undefined
  * when the caller must go through Kysely: a transaction's executor, or (SQLite) a transaction open on the

@@ -1,4 +1,4 @@
-import type { SelectQueryBuilder } from 'kysely';
+import type { CompiledQuery, SelectQueryBuilder } from 'kysely';
 import type { Executor } from '../db/database.ts';
 import type { NewEvent, WriteContext } from '../events/log.ts';
 
@@ -7,6 +7,13 @@ import type { NewEvent, WriteContext } from '../events/log.ts';
 export type LooseQuery = SelectQueryBuilder<any, any, any>;
 export type Row = Record<string, unknown>;
 export type JsonSchema = Record<string, unknown>;
+/**
+ * Runs a compiled query and gives its rows as arrays of values in select order. An export reads its nested
+ * values this way (ExportConnection.arrays): for the 249 518 items of 100 000 orders, better-sqlite3 took
+ * 0.61 s for arrays against 0.86-0.93 s for an object per row.
+ */
+export type ReadArrays = (query: CompiledQuery) => Promise<unknown[][]>;
+
 /** A body or an imported record, by API field names. */
 export type Input = Record<string, unknown>;
 
@@ -185,8 +192,11 @@ export interface ResourceDeclaration extends WriteHooks {
   filters?: Filter[];
   sorts: SortKey[];
   defaultSort: string;
-  /** Attaches nested values (order items) to a page of rows, in place. */
-  attach?(db: Executor, rows: Row[]): Promise<void>;
+  /**
+   * Attaches nested values (order items) to a page of rows, in place. `read` runs its queries when given (an
+   * export's connection, whose rows come as arrays without an object per row: see ReadArrays).
+   */
+  attach?(db: Executor, rows: Row[], read?: ReadArrays): Promise<void>;
   /** Schemas of the properties `attach` adds. */
   nested?: Record<string, JsonSchema>;
   /**

@@ -82,7 +82,7 @@ export class BatchSource {
     const attach = def.attach && nestedKeys.length > 0;
     if (!attach && includeKeys.length === 0) return;
     const items: Row[] = records.map((r) => Object.fromEntries(selected.map((f, slot) => [f.name, r[slot]])));
-    if (attach) await def.attach!(this.conn.db, items);
+    if (attach) await def.attach!(this.conn.db, items, this.conn.arrays);
     await loadIncludes(this.conn.db, shape.includes, items);
     records.forEach((r, i) => {
       for (const k of nestedKeys) r.push(items[i][k]);

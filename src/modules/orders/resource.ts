@@ -1,12 +1,11 @@
-import { sql } from 'kysely';
 import { AppError } from '../../errors/app-error.ts';
 import type { WriteContext } from '../../events/log.ts';
 import { enumListFilter, equalsIgnoreCaseFilter, exactListFilter, idListFilter, instantFilter } from '../../listing/filters.ts';
 import { fromCents, moneyInputSchema, moneySchema, normalizeMoney } from '../../money.ts';
 import { defineResource } from '../../resources/define.ts';
 import { eventFor } from '../../resources/events.ts';
-import type { Executor } from '../../db/database.ts';
-import type { JsonSchema, Row } from '../../resources/types.ts';
+import { arraysThrough, type Executor } from '../../db/database.ts';
+import type { JsonSchema, ReadArrays, Row } from '../../resources/types.ts';
 import { createdAtField, ID_BOUNDS, idField, INT32_BOUNDS, ORDER_STATUSES, updatedAtField } from '../common-fields.ts';
 import { products } from '../products/resource.ts';
 import { amounts, checkAmounts, lineCents, type ItemInput } from './amounts.ts';
@@ -61,28 +60,21 @@ const itemInput: JsonSchema = {
 const parseJson = (value: unknown): unknown => (typeof value === 'string' ? JSON.parse(value) : value);
 
 /** Loads the items of a page of orders in one query and attaches them in position order. */
-async function attachItems(db: Executor, rows: Row[]): Promise<void> {
-  const items = await db
+async function attachItems(db: Executor, rows: Row[], read: ReadArrays = arraysThrough(db)): Promise<void> {
+  const query = db
     .selectFrom('order_items')
-    .select([
-      'order_id',
-      sql.ref<number | null>('product_id').as('productId'),
-      sql.ref<string | null>('article_number').as('articleNumber'),
-      'name',
-      'quantity',
-      sql.ref<string>('unit_price').as('unitPrice'),
-      sql.ref<number>('vat_rate').as('vatRate'),
-      'total',
-    ])
+    .select(['order_id', 'product_id', 'article_number', 'name', 'quantity', 'unit_price', 'vat_rate', 'total'])
     .where('order_id', 'in', rows.map((r) => r.id as number))
     .orderBy('order_id')
     .orderBy('position')
-    .execute();
+    .compile();
   const byOrder = new Map<number, Row[]>();
-  for (const { order_id, ...item } of items) {
-    let list = byOrder.get(order_id);
-    if (!list) byOrder.set(order_id, (list = []));
-    list.push(item);
+  for (const r of await read(query)) {
+    const orderId = r[0] as number;
+    let list = byOrder.get(orderId);
+    if (!list) byOrder.set(orderId, (list = []));
+    // The item's keys in orderItemSchema's order (the JSON answer's).
+    list.push({ productId: r[1], articleNumber: r[2], name: r[3], quantity: r[4], unitPrice: r[5], vatRate: r[6], total: r[7] });
   }
   for (const row of rows) row.items = byOrder.get(row.id as number) ?? [];
 }
