@@ -115,13 +115,16 @@ export function selectFields(q: LooseQuery, def: ResourceDef, fields: readonly F
   return selectAs(q, fields);
 }
 
-/** The query of every matching row in sort order, starting after the plan's keyset position. */
-export async function orderedQuery(db: Executor, p: ListPlan): Promise<LooseQuery> {
-  return ordered((await buildFiltered(db, p)).query, p);
+/**
+ * The query of every matching row in sort order, starting after the plan's keyset position. It selects the
+ * plan's fields, or what `select` adds (an export whose lines the database writes selects those).
+ */
+export async function orderedQuery(db: Executor, p: ListPlan, select?: (q: LooseQuery) => LooseQuery): Promise<LooseQuery> {
+  return ordered((await buildFiltered(db, p)).query, p, select);
 }
 
-function ordered(filtered: LooseQuery, p: ListPlan): LooseQuery {
-  let q = selectFields(filtered, p.def, selectedFields(p.shape));
+function ordered(filtered: LooseQuery, p: ListPlan, select?: (q: LooseQuery) => LooseQuery): LooseQuery {
+  let q = select ? select(filtered) : selectFields(filtered, p.def, selectedFields(p.shape));
   const column = SORT_COLUMNS[p.sortKey];
   const op = p.descending ? '<' : '>';
   const direction = p.descending ? 'desc' : 'asc';

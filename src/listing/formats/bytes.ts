@@ -31,6 +31,17 @@ export class ByteWriter {
     this.at += this.buffer.write(text, this.at, 'utf8');
   }
 
+  /** Appends `bytes[start, end)` (any length), copied: the source may be reused. */
+  writeBytes(bytes: Buffer, start = 0, end = bytes.length): void {
+    while (start < end) {
+      if (this.at === PIECE_BYTES) this.flush();
+      const n = Math.min(end - start, PIECE_BYTES - this.at);
+      bytes.copy(this.buffer, this.at, start, start + n);
+      this.at += n;
+      start += n;
+    }
+  }
+
   /** The bytes written since the last `take`, in pieces. */
   take(): Buffer[] {
     this.flush();

@@ -4,6 +4,7 @@ import { PassThrough, type Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import { flatten, type ExportLayout, type ExportRecord } from './columns.ts';
 import { ByteWriter, PIECE_BYTES } from './bytes.ts';
+import type { EncodedBatch } from './copy-source.ts';
 import { CsvEncoder, type CsvOptions } from './csv.ts';
 import type { ExportFormat } from './negotiate.ts';
 import { lineEncoder } from './ndjson.ts';
@@ -12,6 +13,8 @@ import { lineEncoder } from './ndjson.ts';
 interface Sink {
   /** Writes records; resolves with the characters they made once the output can take more. */
   write(records: ExportRecord[], signal: AbortSignal): Promise<number>;
+  /** Text formats: writes bytes the database encoded (copy-source.ts) once the output can take them. */
+  writeEncoded?(pieces: Buffer[], signal: AbortSignal): Promise<void>;
   finish(): Promise<void>;
   abort(): void;
   /** What one batch should come to; the next batch's row count follows from the last one's size. */
@@ -28,17 +31,21 @@ const OUT_BUFFER = 1 << 18;
 /** A sink of text (CSV, NDJSON): each batch's bytes written piece by piece, waiting whenever the output is full. */
 function textSink(out: PassThrough, head: string, encode: (records: ExportRecord[]) => Buffer[]): Sink {
   if (head) out.write(head);
-  return {
-    write: async (records, signal) => {
-      let bytes = 0;
-      for (const piece of encode(records)) {
-        bytes += piece.length;
-        // A piece longer than PIECE_BYTES (one long row) goes in cuts, so that a stalled client's socket holds little.
-        for (let at = 0; at < piece.length; at += PIECE_BYTES) {
-          if (!out.write(at === 0 && piece.length <= PIECE_BYTES ? piece : piece.subarray(at, at + PIECE_BYTES))) await once(out, 'drain', { signal });
-        }
+  const writePieces = async (pieces: Buffer[], signal: AbortSignal): Promise<number> => {
+    let bytes = 0;
+    for (const piece of pieces) {
+      bytes += piece.length;
+      // A piece longer than PIECE_BYTES (one long row) goes in cuts, so that a stalled client's socket holds little.
+      for (let at = 0; at < piece.length; at += PIECE_BYTES) {
+        if (!out.write(at === 0 && piece.length <= PIECE_BYTES ? piece : piece.subarray(at, at + PIECE_BYTES))) await once(out, 'drain', { signal });
       }
-      return bytes;
+    }
+    return bytes;
+  };
+  return {
+    write: (records, signal) => writePieces(encode(records), signal),
+    writeEncoded: async (pieces, signal) => {
+      await writePieces(pieces, signal);
     },
     finish: async () => {
       out.end();
@@ -98,14 +105,24 @@ export const exportStats = { open: 0, completed: 0, aborted: 0, failed: 0, stall
 /** What an export logs through (a request's logger, or a job's). */
 export type ExportLog = Pick<FastifyBaseLogger, 'info' | 'error'>;
 
+/**
+ * An export's rows, each source with its first batch read before the response started (so that its errors are
+ * still a proper problem answer), and the batches after it: `next` is asked for a number of rows (records, see
+ * source.ts) or of bytes (encoded, see copy-source.ts).
+ */
+export type ExportRows =
+  | { kind: 'records'; first: ExportRecord[] | undefined; next(rows: number): Promise<ExportRecord[] | undefined> }
+  | { kind: 'encoded'; first: EncodedBatch | undefined; next(bytes: number): Promise<EncodedBatch | undefined> };
+
+/** The bytes an encoded export asks for at a time: a few pieces, so that little waits in memory for the client. */
+const ENCODED_BATCH_BYTES = 1 << 18;
+
 export interface ExportJob {
   format: ExportFormat;
   layout: ExportLayout;
   csv: CsvOptions;
-  /** The first batch, read before the response started (so its errors are still a proper problem answer). */
-  first: ExportRecord[] | undefined;
-  /** The batches after the first; `rows` is the size the writer asks for. */
-  next(rows: number): Promise<ExportRecord[] | undefined>;
+  /** What is written: records, or (CSV and NDJSON on PostgreSQL) the bytes the database wrote. */
+  rows: ExportRows;
   /** Releases what the export holds (its database connection and its place); runs once, however it ended. */
   release(): Promise<void>;
   log: ExportLog;
@@ -144,6 +161,49 @@ function cutOffWhenStalled(response: ServerResponse, ms: number, log: ExportLog)
 }
 
 /**
+ * Writes records batch by batch. The next batch is read while this one is written (read ahead, kept in
+ * `reading`), so that the database produces rows while the export encodes and sends (on PostgreSQL it is
+ * another process: without this, each spends most of an export waiting for the other). An export so holds
+ * two batches at most.
+ */
+async function writeRecords(source: Extract<ExportRows, { kind: 'records' }>, sink: Sink, signal: AbortSignal, counted: (rows: number) => void, reading: { ahead?: Promise<unknown> }): Promise<void> {
+  let batch = source.first;
+  source.first = undefined;
+  let rowsPerChar: number | undefined;
+  let ahead: Promise<ExportRecord[] | undefined> | undefined;
+  while (batch && !signal.aborted) {
+    const records = batch.length;
+    // The size of the first batch is not known yet: its next is asked for once it is written.
+    if (rowsPerChar !== undefined) reading.ahead = ahead = source.next(sink.batchChars * rowsPerChar);
+    ahead?.catch(() => undefined);
+    const chars = await sink.write(batch, signal);
+    batch = undefined;
+    counted(records);
+    if (signal.aborted) return;
+    rowsPerChar = records / Math.max(chars, 1);
+    const next = ahead ?? source.next(sink.batchChars * rowsPerChar);
+    reading.ahead = next;
+    ahead = undefined;
+    batch = await next;
+  }
+}
+
+/**
+ * Writes the bytes the database encoded, as they come: the COPY stream reads ahead by itself (its buffer),
+ * and stops reading while the export waits for its client.
+ */
+async function writeEncoded(source: Extract<ExportRows, { kind: 'encoded' }>, sink: Sink, signal: AbortSignal, counted: (rows: number) => void): Promise<void> {
+  let batch = source.first;
+  source.first = undefined;
+  while (batch && !signal.aborted) {
+    await sink.writeEncoded!(batch.pieces, signal);
+    counted(batch.rows);
+    if (signal.aborted) return;
+    batch = await source.next(ENCODED_BATCH_BYTES);
+  }
+}
+
+/**
  * Starts writing an export and returns the stream to send. Rows are written while later ones are still
  * being read; the writer waits whenever the client is slower (so memory stays flat), and stops at once,
  * releasing its connection, when the client goes away or stops reading for the idle timeout.
@@ -171,29 +231,15 @@ export function runExport(job: ExportJob): Readable {
   };
   void (async () => {
     let outcome: 'completed' | 'aborted' | 'failed' = 'completed';
-    let ahead: Promise<ExportRecord[] | undefined> | undefined;
+    // A batch read ahead (records) ends before its connection is given back.
+    const reading: { ahead?: Promise<unknown> } = {};
+    const counted = (n: number) => {
+      rows += n;
+      job.onBatch?.(n);
+    };
     try {
-      let batch = job.first;
-      job.first = undefined;
-      // The next batch is read while this one is written (read ahead), so that the database produces rows
-      // while the export encodes and sends (on PostgreSQL it is another process: without this, each spends
-      // most of an export waiting for the other). An export so holds two batches at most.
-      let rowsPerChar: number | undefined;
-      while (batch && !abort.signal.aborted) {
-        const records = batch.length;
-        // The size of the first batch is not known yet: its next is asked for once it is written.
-        if (rowsPerChar !== undefined) ahead = job.next(sink.batchChars * rowsPerChar);
-        ahead?.catch(() => undefined);
-        const chars = await sink.write(batch, abort.signal);
-        batch = undefined;
-        rows += records;
-        job.onBatch?.(records);
-        if (abort.signal.aborted) break;
-        rowsPerChar = records / Math.max(chars, 1);
-        const next = ahead ?? job.next(sink.batchChars * rowsPerChar);
-        ahead = undefined;
-        batch = await next;
-      }
+      if (job.rows.kind === 'encoded') await writeEncoded(job.rows, sink, abort.signal, counted);
+      else await writeRecords(job.rows, sink, abort.signal, counted, reading);
       if (abort.signal.aborted) outcome = 'aborted';
       else {
         // Every row is read: the connection goes back before the last bytes wait for the client.
@@ -213,8 +259,7 @@ export function runExport(job: ExportJob): Readable {
       // Nothing more will be written: what the stream still buffers goes too (a response closed before
       // Fastify took the stream would not destroy it).
       if (outcome === 'aborted') out.destroy();
-      // A batch read ahead ends before its connection is given back.
-      await ahead?.catch(() => undefined);
+      await reading.ahead?.catch(() => undefined);
       await release();
       exportStats.open -= 1;
       exportStats[outcome] += 1;

@@ -27,6 +27,16 @@ const misplaced = (name: string): boolean => name === '__proto__' || /^(0|[1-9][
 const encoders = new WeakMap<ExportLayout, LineEncoder>();
 
 /**
+ * The keys of a layout's lines in order (the shown fields, the nested values, the includes), or undefined when
+ * an object would reorder or drop one (an index-like name, a name twice, `__proto__`): such a layout's lines
+ * are JSON.stringify's own.
+ */
+export function lineEncoderNames(layout: ExportLayout): string[] | undefined {
+  const names = [...layout.shape.shown.map((f) => f.name), ...layout.nestedKeys, ...layout.includeKeys];
+  return new Set(names).size !== names.length || names.some(misplaced) ? undefined : names;
+}
+
+/**
  * The NDJSON line encoder of a layout, derived from it as `itemOf` is: the item's keys in the same order
  * (the shown fields, the nested values, the includes), each key's `"name":` prefix written once, and each
  * value written as JSON.stringify would write it. Hand-written in place of an object per row and JSON.stringify
@@ -39,16 +49,12 @@ const encoders = new WeakMap<ExportLayout, LineEncoder>();
 export function lineEncoder(layout: ExportLayout): LineEncoder {
   const known = encoders.get(layout);
   if (known) return known;
-  const { shown } = layout.shape;
-  const names: string[] = shown.map((f) => f.name);
-  const slots: number[] = shown.map((_f, i) => i);
+  const names = lineEncoderNames(layout);
+  const slots: number[] = layout.shape.shown.map((_f, i) => i);
   let slot = layout.selected.length;
-  for (const k of [...layout.nestedKeys, ...layout.includeKeys]) {
-    names.push(k);
-    slots.push(slot++);
-  }
+  for (let i = 0; i < layout.nestedKeys.length + layout.includeKeys.length; i++) slots.push(slot++);
   let encode: LineEncoder;
-  if (new Set(names).size !== names.length || names.some(misplaced)) {
+  if (!names) {
     encode = (record) => JSON.stringify(itemOf(layout, record));
   } else {
     // `{"id":` for the first key, `,"name":` for the others: a value left out (undefined) moves the opening brace on.

@@ -7,7 +7,8 @@ import type { ListPlan, Page } from '../engine.ts';
 import { exportLayout, recordOf } from './columns.ts';
 import { openExportConnection } from './connection.ts';
 import type { CsvOptions } from './csv.ts';
-import { runExport } from './export.ts';
+import { runExport, type ExportRows } from './export.ts';
+import { openExportRows } from './rows.ts';
 import { FORMATS, type ExportFormat } from './negotiate.ts';
 import { takeExportSlot } from './slots.ts';
 import { BatchSource } from './source.ts';
@@ -37,8 +38,7 @@ export function exportPage(plan: ListPlan, page: Page, options: ExportOptions): 
     ...options,
     idleTimeoutMs: options.limits.idleTimeoutMs,
     layout,
-    first: page.data.map((item) => recordOf(layout, item)),
-    next: async () => undefined,
+    rows: { kind: 'records', first: page.data.map((item) => recordOf(layout, item)), next: async () => undefined },
     release: async () => {},
   });
 }
@@ -63,17 +63,15 @@ export async function exportAll(store: Store, def: ResourceDef, plan: ListPlan, 
     letGo();
     await conn.close();
   };
-  let source: BatchSource;
   let total: number | undefined;
-  let first;
+  let rows: ExportRows;
   try {
-    source = new BatchSource(conn, layout, plan);
-    if (includeTotal) total = await source.total();
-    first = await source.next();
+    if (includeTotal) total = await new BatchSource(conn, layout, plan).total();
+    rows = await openExportRows(conn, layout, plan, options.format, options.csv);
   } catch (err) {
     await release();
     throw err;
   }
-  const stream = runExport({ ...options, idleTimeoutMs: options.limits.idleTimeoutMs, layout, first, next: (rows) => source.next(rows), release });
+  const stream = runExport({ ...options, idleTimeoutMs: options.limits.idleTimeoutMs, layout, rows, release });
   return { stream, total };
 }

@@ -7,7 +7,7 @@ import type { ExportConnection } from './connection.ts';
 import { CSV_DEFAULTS, type CsvOptions } from './csv.ts';
 import { runExport, type ExportLog } from './export.ts';
 import type { ExportFormat } from './negotiate.ts';
-import { BatchSource } from './source.ts';
+import { openExportRows } from './rows.ts';
 
 export interface StreamExportOptions {
   format: ExportFormat;
@@ -15,6 +15,8 @@ export interface StreamExportOptions {
   csv?: Partial<CsvOptions>;
   /** Where a failure is logged (nothing by default). */
   log?: ExportLog;
+  /** False: the rows are read and encoded here even where PostgreSQL could write the lines (rows.ts); for tests. */
+  encodeInDatabase?: boolean;
   /** Told the number of items of each batch once it is written (a CSV/XLSX order gives one row per item line, counted once here). */
   onBatch?(items: number): void;
 }
@@ -32,14 +34,13 @@ const silent: ExportLog = { info: () => {}, error: () => {} };
 export async function streamExport(conn: ExportConnection, def: ResourceDef, plan: ListPlan, shape: Shape | undefined, options: StreamExportOptions): Promise<Readable> {
   const shaped = shape === undefined ? plan : withShape({ ...plan, def }, shape);
   const layout = exportLayout(def, shaped.shape);
-  const source = new BatchSource(conn, layout, shaped);
-  const first = await source.next();
+  const csv = { ...CSV_DEFAULTS, ...options.csv };
+  const rows = await openExportRows(conn, layout, shaped, options.format, csv, options.encodeInDatabase);
   return runExport({
     format: options.format,
     layout,
-    csv: { ...CSV_DEFAULTS, ...options.csv },
-    first,
-    next: (rows) => source.next(rows),
+    csv,
+    rows,
     release: async () => {},
     log: options.log ?? silent,
     onBatch: options.onBatch,

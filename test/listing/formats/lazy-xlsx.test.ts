@@ -13,7 +13,7 @@ describe('XLSX writer', () => {
       const { runExport } = await import('./src/listing/formats/export.ts');
       const { exportLayout } = await import('./src/listing/formats/columns.ts');
       const { products } = await import('./src/modules/products/resource.ts');
-      const out = runExport({ format: 'xlsx', layout: exportLayout(products), csv: { delimiter: ',', bom: false, escapeFormulas: true }, first: undefined, next: async () => undefined, release: async () => {}, log: { info() {}, error() {} } });
+      const out = runExport({ format: 'xlsx', layout: exportLayout(products), csv: { delimiter: ',', bom: false, escapeFormulas: true }, rows: { kind: 'records', first: undefined, next: async () => undefined }, release: async () => {}, log: { info() {}, error() {} } });
       let bytes = 0;
       for await (const chunk of out) bytes += chunk.length;
       console.log(JSON.stringify({ before, after: loaded(), bytes }));

@@ -87,10 +87,16 @@ for (const dialect of await dialects()) {
       const before = { ...exportStats };
       const download = await new Promise<{ first: Buffer; destroy(): void }>((resolve, reject) => {
         const req = http.get(`${server.url}/api/v2/products?format=ndjson`, { headers: auth }, (res) => {
-          res.once('data', (chunk: Buffer) => {
+          // Until the first line is whole (chunks end anywhere), then no more reading.
+          const chunks: Buffer[] = [];
+          const onData = (chunk: Buffer) => {
+            chunks.push(chunk);
+            if (!chunk.includes(10)) return;
+            res.off('data', onData);
             res.pause();
-            resolve({ first: chunk, destroy: () => req.destroy() });
-          });
+            resolve({ first: Buffer.concat(chunks), destroy: () => req.destroy() });
+          };
+          res.on('data', onData);
         });
         req.on('error', (err) => (err.message === 'socket hang up' ? undefined : reject(err)));
       });

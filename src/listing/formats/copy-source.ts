@@ -1,0 +1,187 @@
+import type { Readable } from 'node:stream';
+import { sql, type CompiledQuery } from 'kysely';
+import pg from 'pg';
+import { filteredQuery, orderedQuery, type ListPlan } from '../engine.ts';
+import { ByteWriter } from './bytes.ts';
+import type { ExportLayout } from './columns.ts';
+import type { ExportConnection } from './connection.ts';
+import type { CsvOptions } from './csv.ts';
+import type { ExportFormat } from './negotiate.ts';
+import { numbersInRange, pgLine } from './pg-lines.ts';
+
+/** Bytes of an export's text, finished by the database, and the rows they hold. */
+export interface EncodedBatch {
+  pieces: Buffer[];
+  rows: number;
+}
+
+/**
+ * A compiled query with its parameters written into it as literals: `COPY (query)` takes no parameters. Values
+ * are what the listing's filters and keyset put there (numbers, text, booleans, null); anything else, or a
+ * number that is not finite, gives undefined (the export then reads rows instead). Text goes through node-pg's
+ * escapeLiteral, the quoting libpq's PQescapeLiteral does (an `E''` literal when there is a backslash).
+ */
+export function inlineParameters(query: CompiledQuery): string | undefined {
+  const literals: string[] = [];
+  for (const value of query.parameters) {
+    if (value === null) literals.push('null');
+    else if (typeof value === 'boolean') literals.push(String(value));
+    // Parenthesised: `a - $1` with -5 must not become the comment `a --5`.
+    else if (typeof value === 'number' && Number.isFinite(value)) literals.push(`(${value})`);
+    else if (typeof value === 'bigint') literals.push(`(${value})`);
+    else if (typeof value === 'string') literals.push(pg.escapeLiteral(value));
+    else return undefined;
+  }
+  // One pass over Kysely's text, whose only `$n` are its placeholders: an inlined literal is never read again.
+  return query.sql.replace(/\$(\d+)/g, (_m, n: string) => literals[Number(n) - 1]);
+}
+
+/** The `COPY` statement of an export whose lines PostgreSQL writes, or undefined when they are JavaScript's to write. */
+export async function copyStatement(conn: ExportConnection, layout: ExportLayout, plan: ListPlan, format: ExportFormat, csv: CsvOptions): Promise<string | undefined> {
+  if (!conn.copyOut || format === 'xlsx') return undefined;
+  const line = pgLine(layout, format, csv);
+  if (!line) return undefined;
+  const shaped = { ...plan, shape: layout.shape };
+  // A number PostgreSQL would write otherwise than JavaScript (a weight of 1e21): the rows are JavaScript's to
+  // write. Checked over the export's own rows, on its snapshot; one pass over an index or the table.
+  const inRange = numbersInRange(layout);
+  if (inRange) {
+    const outside = (await filteredQuery(conn.db, shaped)).select(sql<number>`1`.as('one')).where(sql<boolean>`not ${inRange}`).limit(1);
+    if ((await conn.arrays(outside.compile())).length > 0) return undefined;
+  }
+  const query = await orderedQuery(conn.db, shaped, (q) => q.select(line.as('line')));
+  const text = inlineParameters(query.compile());
+  // Binary: each row comes as its length and its bytes, exactly the line; the text format would escape them.
+  return text === undefined ? undefined : `copy (${text}) to stdout (format binary)`;
+}
+
+/** `PGCOPY\n\377\r\n\0`, then 32-bit flags and the length of a header extension. */
+const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
+const FILE_HEADER = SIGNATURE.length + 8;
+
+/**
+ * Reads PostgreSQL's binary COPY format of one text column (the file header, then per row a 16-bit field count,
+ * a 32-bit length and the bytes, then a -1 trailer), writing each row's bytes out as they come: a row may be
+ * cut between any two chunks of the stream.
+ */
+export class BinaryCopyReader {
+  rows = 0;
+  done = false;
+  private state: 'file' | 'extension' | 'row' | 'data' = 'file';
+  /** Header bytes kept from the end of a chunk until the rest arrives (always fewer than the header needs). */
+  private held = Buffer.alloc(0);
+  private remaining = 0;
+
+  push(chunk: Buffer, out: ByteWriter): void {
+    let at = 0;
+    const available = () => this.held.length + chunk.length - at;
+    /** `n` header bytes, from what is held first; the caller has checked that there are that many. */
+    const take = (n: number): Buffer => {
+      if (this.held.length === 0) return chunk.subarray(at, (at += n));
+      const bytes = Buffer.concat([this.held, chunk.subarray(at, at + n - this.held.length)]);
+      at += n - this.held.length;
+      this.held = Buffer.alloc(0);
+      return bytes;
+    };
+    const hold = () => {
+      this.held = Buffer.concat([this.held, chunk.subarray(at)]);
+      at = chunk.length;
+    };
+    while (at < chunk.length) {
+      if (this.done) throw new Error('COPY sent bytes after its trailer');
+      if (this.state === 'data') {
+        const n = Math.min(this.remaining, chunk.length - at);
+        out.writeBytes(chunk, at, at + n);
+        at += n;
+        this.remaining -= n;
+        if (this.remaining === 0) this.endRow();
+      } else if (this.state === 'row') {
+        if (available() < 2) return hold();
+        // The trailer is a field count of -1 alone; a row's count (1) comes with its 32-bit length.
+        const first = this.held.length > 0 ? this.held[0] : chunk[at];
+        const second = this.held.length > 1 ? this.held[1] : chunk[at + 1 - this.held.length];
+        if (first === 0xff && second === 0xff) {
+          take(2);
+          this.done = true;
+          continue;
+        }
+        if (available() < 6) return hold();
+        const head = take(6);
+        const fields = head.readInt16BE(0);
+        if (fields !== 1) throw new Error(`COPY row of ${fields} fields, expected 1`);
+        const length = head.readInt32BE(2);
+        // pgLine's expressions are never null; a null would be a row the export cannot write.
+        if (length < 0) throw new Error('COPY row without a line');
+        this.remaining = length;
+        if (length === 0) this.endRow();
+        else this.state = 'data';
+      } else if (this.state === 'file') {
+        if (available() < FILE_HEADER) return hold();
+        const head = take(FILE_HEADER);
+        if (!head.subarray(0, SIGNATURE.length).equals(SIGNATURE)) throw new Error('not a binary COPY stream');
+        this.remaining = head.readUInt32BE(SIGNATURE.length + 4);
+        this.state = this.remaining > 0 ? 'extension' : 'row';
+      } else {
+        // A header extension (none so far): skipped.
+        const n = Math.min(this.remaining, chunk.length - at);
+        at += n;
+        this.remaining -= n;
+        if (this.remaining === 0) this.state = 'row';
+      }
+    }
+  }
+
+  private endRow(): void {
+    this.rows += 1;
+    this.state = 'row';
+  }
+}
+
+/**
+ * The bytes of an export that PostgreSQL writes (`copy … to stdout`), batch by batch: what has arrived, up to
+ * the size asked, without waiting for more once there is some. The stream's own buffer is what the export holds
+ * beyond the batch; while the export waits for its client, the stream stops reading the socket and PostgreSQL
+ * waits too.
+ */
+export class CopySource {
+  private readonly reader = new BinaryCopyReader();
+  private readonly out = new ByteWriter();
+  private ended = false;
+  private failure: Error | undefined;
+  private wake: (() => void) | undefined;
+
+  constructor(private readonly stream: Readable) {
+    const wake = () => this.wake?.();
+    stream.on('readable', wake);
+    stream.once('end', () => {
+      this.ended = true;
+      wake();
+    });
+    stream.once('error', (err: Error) => {
+      this.failure = err;
+      wake();
+    });
+  }
+
+  async next(bytes: number): Promise<EncodedBatch | undefined> {
+    const rows = this.reader.rows;
+    let size = 0;
+    while (size < bytes) {
+      if (this.failure) throw this.failure;
+      const chunk = this.stream.read() as Buffer | null;
+      if (chunk) {
+        this.reader.push(chunk, this.out);
+        size += chunk.length;
+        continue;
+      }
+      if (this.ended || size > 0) break;
+      await new Promise<void>((resolve) => (this.wake = resolve));
+      this.wake = undefined;
+    }
+    if (this.failure) throw this.failure;
+    if (this.ended && !this.reader.done) throw new Error('COPY ended before its trailer');
+    const pieces = this.out.take();
+    if (pieces.length === 0 && this.ended) return undefined;
+    return { pieces, rows: this.reader.rows - rows };
+  }
+}

@@ -1,0 +1,26 @@
+import type { ListPlan } from '../engine.ts';
+import type { ExportLayout } from './columns.ts';
+import type { ExportConnection } from './connection.ts';
+import { copyStatement, CopySource } from './copy-source.ts';
+import type { CsvOptions } from './csv.ts';
+import type { ExportRows } from './export.ts';
+import type { ExportFormat } from './negotiate.ts';
+import { BatchSource } from './source.ts';
+
+/** What the first batch of an encoded export waits for: one piece, so that a bad query fails before the response starts. */
+const FIRST_BYTES = 1 << 16;
+
+/**
+ * The rows of a whole export, their first batch read: the lines PostgreSQL writes itself where it can
+ * (CSV and NDJSON of plain layouts: pg-lines.ts), otherwise records read in keyset batches and encoded here.
+ * `encodeInDatabase: false` always reads records (tests compare the two).
+ */
+export async function openExportRows(conn: ExportConnection, layout: ExportLayout, plan: ListPlan, format: ExportFormat, csv: CsvOptions, encodeInDatabase = true): Promise<ExportRows> {
+  const statement = encodeInDatabase ? await copyStatement(conn, layout, plan, format, csv) : undefined;
+  if (statement !== undefined) {
+    const source = new CopySource(conn.copyOut!(statement));
+    return { kind: 'encoded', first: await source.next(FIRST_BYTES), next: (bytes) => source.next(bytes) };
+  }
+  const source = new BatchSource(conn, layout, plan);
+  return { kind: 'records', first: await source.next(), next: (rows) => source.next(rows) };
+}

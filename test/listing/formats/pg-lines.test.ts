@@ -1,0 +1,234 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import fc from 'fast-check';
+import { sql } from 'kysely';
+import { plan, withShape, type ListPlan } from '../../../src/listing/engine.ts';
+import { exportLayout } from '../../../src/listing/formats/columns.ts';
+import { openExportConnection } from '../../../src/listing/formats/connection.ts';
+import { BinaryCopyReader, copyStatement, inlineParameters } from '../../../src/listing/formats/copy-source.ts';
+import { ByteWriter } from '../../../src/listing/formats/bytes.ts';
+import { CSV_DEFAULTS, CsvEncoder, type CsvOptions } from '../../../src/listing/formats/csv.ts';
+import type { ExportFormat } from '../../../src/listing/formats/negotiate.ts';
+import { csvCell, jsonValue, numberInRange } from '../../../src/listing/formats/pg-lines.ts';
+import { streamExport } from '../../../src/listing/formats/stream.ts';
+import type { Shape } from '../../../src/listing/shape.ts';
+import { RESOURCES } from '../../../src/modules/registry.ts';
+import type { Resource } from '../../../src/resources/types.ts';
+import { createTestApp, type TestApp } from '../../helpers/app.ts';
+import { dialects } from '../../helpers/databases.ts';
+
+/** Every CSV variant PostgreSQL writes: each delimiter, with and without the formula guard, with a byte order mark. */
+const CSV_VARIANTS: CsvOptions[] = [
+  CSV_DEFAULTS,
+  { ...CSV_DEFAULTS, escapeFormulas: false },
+  { ...CSV_DEFAULTS, delimiter: ';', bom: true },
+  { ...CSV_DEFAULTS, delimiter: '\t' },
+  { ...CSV_DEFAULTS, delimiter: '|', escapeFormulas: false },
+];
+
+/** One CSV cell as the JavaScript encoder writes it. */
+function jsCell(type: 'string' | 'number', value: unknown, options: CsvOptions): string {
+  const text = Buffer.concat(new CsvEncoder([{ name: 'x', type, slot: 0 }], options).rows([[value]])).toString('utf8');
+  return text.slice(0, -2);
+}
+
+/** Characters the encoders treat apart, and some they must not. */
+const TRICKY = ['=', '+', '-', '@', '\t', '\r', '\n', ',', ';', '|', '"', "'", '\\', '/', '0', '7', '.', ' ', 'a', 'é', 'Ž', '\u2028', '\u2029', '\x01', '\x08', '\x0b', '\x0c', '\x1f', '\x7f', '😀', '$1', '%', '_'];
+const text = fc.oneof(
+  fc.array(fc.constantFrom(...TRICKY), { maxLength: 12 }).map((parts) => parts.join('')),
+  fc.string({ unit: 'binary', maxLength: 40 }),
+  fc.stringMatching(/^[+-]?[0-9][0-9.,]{0,6}$/),
+);
+/** PostgreSQL text holds no NUL; the API's inputs reach it as text. */
+const storable = (s: string) => !s.includes('\0');
+
+/** The bytes of a stream. */
+async function bytesOf(stream: AsyncIterable<unknown>): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Buffer));
+  return Buffer.concat(chunks);
+}
+
+describe('binary COPY reading', () => {
+  it('gives the lines whole, whichever bytes the chunks are cut at', () => {
+    const lines = ['a,b\r\n', '', 'žluťoučký "kůň"\r\n', 'x'.repeat(70_000)];
+    const row = (line: string) => {
+      const body = Buffer.from(line, 'utf8');
+      const head = Buffer.alloc(6);
+      head.writeInt16BE(1, 0);
+      head.writeInt32BE(body.length, 2);
+      return Buffer.concat([head, body]);
+    };
+    const stream = Buffer.concat([
+      Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'),
+      Buffer.from([0, 0, 0, 0, 0, 0, 0, 2, 9, 9]),
+      ...lines.map(row),
+      Buffer.from([0xff, 0xff]),
+    ]);
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.integer({ min: 1, max: stream.length - 1 }), { maxLength: 40 }), (cuts) => {
+        const reader = new BinaryCopyReader();
+        const out = new ByteWriter();
+        let at = 0;
+        for (const cut of [...cuts.sort((a, b) => a - b), stream.length]) {
+          reader.push(stream.subarray(at, cut), out);
+          at = cut;
+        }
+        assert.equal(Buffer.concat(out.take()).toString('utf8'), lines.join(''));
+        assert.equal(reader.rows, lines.length);
+        assert.equal(reader.done, true);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('refuses a stream that is not one text column', () => {
+    assert.throws(() => new BinaryCopyReader().push(Buffer.from('id,name\r\n1,x\r\n'.repeat(3)), new ByteWriter()), /not a binary COPY stream/);
+    const twoFields = Buffer.concat([Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), Buffer.alloc(8), Buffer.from([0, 2, 0, 0, 0, 1, 65])]);
+    assert.throws(() => new BinaryCopyReader().push(twoFields, new ByteWriter()), /2 fields/);
+  });
+
+  it('inlines parameters as literals that read back as the same values', () => {
+    const inlined = inlineParameters({ sql: 'select $1, $2, $10, $3 - $4', parameters: ["it's \\ $2 %", 7, -5, true, null, null, null, null, null, 'ten'], query: undefined as never, queryId: undefined as never });
+    // node-pg's escapeLiteral: an E'' literal with the backslash doubled; the `$2` inside it stays text.
+    assert.equal(inlined, "select  E'it''s \\\\ $2 %', (7), 'ten', (-5) - true");
+    assert.equal(inlineParameters({ sql: 'select $1', parameters: [new Date(0)], query: undefined as never, queryId: undefined as never }), undefined, 'a value it does not know is not guessed at');
+    assert.equal(inlineParameters({ sql: 'select $1', parameters: [Number.NaN], query: undefined as never, queryId: undefined as never }), undefined);
+  });
+});
+
+for (const dialect of (await dialects()).filter((d) => d === 'postgres')) {
+  describe(`lines PostgreSQL writes (${dialect})`, { timeout: 300_000 }, () => {
+    let t: TestApp;
+
+    before(async () => {
+      t = await createTestApp(dialect, { seed: { products: 30, orders: 5 } });
+    });
+    after(() => t.close());
+
+    const column = async <T,>(values: unknown[], type: string, expr: (x: ReturnType<typeof sql.ref>) => unknown): Promise<T[]> => {
+      const { rows } = await sql<{ v: T }>`select ${expr(sql.ref('u.x'))} as v from unnest(${values}::${sql.raw(type)}[]) with ordinality as u(x, i) order by u.i`.execute(t.database.store.db);
+      return rows.map((r) => r.v);
+    };
+
+    it('writes every double of its range as String(number) in CSV and as JSON.stringify in NDJSON, and says which are outside', async () => {
+      const edges = [0, 1, -1, 21, 0.1, 0.30000000000000004, 1e-4, -1e-4, 1.2345e-4, 99.99999, 123456789012345.6, 999999999999999.9, 1e15 - 1, Number.NaN, Infinity, -Infinity];
+      const outside = [1e-7, 1.5e-7, 9.99e-5, 5e-324, 1e15, 1e16, 1234567890123456.8, 54935381158050940, 2 ** 53, 1e21, 1.7976931348623157e308];
+      const check = async (xs: number[]) => {
+        const csv = await column<string>(xs, 'float8', (x) => csvCell('number', x as never, CSV_DEFAULTS)!);
+        const json = await column<string>(xs, 'float8', (x) => jsonValue('number', x as never)!);
+        const inRange = await column<boolean>(xs, 'float8', (x) => numberInRange(x as never));
+        xs.forEach((x, i) => {
+          const within = x === 0 || !Number.isFinite(x) || (Math.abs(x) >= 1e-4 && Math.abs(x) < 1e15);
+          assert.equal(inRange[i], within, `${x} in range`);
+          if (!within) return;
+          assert.equal(csv[i], jsCell('number', x, CSV_DEFAULTS), `CSV of ${x}`);
+          assert.equal(json[i], JSON.stringify(x), `JSON of ${x}`);
+        });
+      };
+      await check([...edges, ...outside]);
+      const inRange = fc.oneof(fc.double({ min: 1e-4, max: 1e15, noNaN: true }), fc.double({ min: -1e15, max: -1e-4, noNaN: true }), fc.double({ min: 1e-4, max: 1e3, noNaN: true }));
+      await fc.assert(fc.asyncProperty(fc.array(fc.oneof(inRange, fc.double()), { minLength: 1, maxLength: 500 }), check), { numRuns: 80 });
+      // -0 as a parameter reads back as 0 (node-pg writes String(-0)): PostgreSQL's own -0, which it writes as `-0`.
+      const { rows } = await sql<{ c: string; j: string }>`select ${csvCell('number', sql`'-0'::float8` as never, CSV_DEFAULTS)!} as c, ${jsonValue('number', sql`'-0'::float8` as never)!} as j`.execute(t.database.store.db);
+      assert.deepEqual(rows[0], { c: '0', j: '0' });
+    });
+
+    it('writes every text as CsvEncoder (each delimiter, with and without the formula guard) and as JSON.stringify', async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(text.filter(storable), { minLength: 1, maxLength: 300 }), async (values) => {
+          for (const options of CSV_VARIANTS) {
+            const cells = await column<string>(values, 'text', (x) => csvCell('string', x as never, options)!);
+            values.forEach((v, i) => assert.equal(cells[i], jsCell('string', v, options), `${JSON.stringify(options)}: ${JSON.stringify(v)}`));
+          }
+          const json = await column<string>(values, 'text', (x) => jsonValue('string', x as never)!);
+          values.forEach((v, i) => assert.equal(json[i], JSON.stringify(v), JSON.stringify(v)));
+        }),
+        { numRuns: 40 },
+      );
+    });
+
+    /** Every whole export of `def` in these plans, written by PostgreSQL and by the JavaScript encoders: the same bytes. */
+    async function sameBoth(def: Resource, p: ListPlan, shape: Shape | undefined, format: ExportFormat, csv: CsvOptions, byDatabase = true): Promise<void> {
+      const conn = await openExportConnection(t.database.store, 'pg-lines test');
+      try {
+        const layout = exportLayout(def, (shape === undefined ? p : withShape(p, shape)).shape);
+        assert.equal((await copyStatement(conn, layout, p, format, csv)) !== undefined, byDatabase, `${def.collection} ${format}: PostgreSQL writes it: ${byDatabase}`);
+        let counted = 0;
+        const database = await bytesOf(await streamExport(conn, def, p, shape, { format, csv, onBatch: (n) => (counted += n) }));
+        const javascript = await bytesOf(await streamExport(conn, def, p, shape, { format, csv, encodeInDatabase: false }));
+        assert.equal(database.toString('utf8'), javascript.toString('utf8'), `${def.collection} ${format} ${JSON.stringify(csv)} ${JSON.stringify(shape)}`);
+        assert.ok(database.equals(javascript));
+        const lines = javascript.toString('utf8').split(format === 'csv' ? '\r\n' : '\n').length - (format === 'csv' ? 2 : 1);
+        if (format === 'ndjson') assert.equal(counted, lines, 'rows counted as written');
+      } finally {
+        await conn.close();
+      }
+    }
+
+    it('every export of a plain collection is the same bytes whichever writes it: formats, delimiters, fields, sorts, filters, cursors', async () => {
+      // Values each encoder treats apart, through the admin API as a client would store them.
+      const names = ['=SUM(A1:A2)', '-123', '+4.5', '-1,234.50', '@cmd', '\tlead', 'a,b;c|d', 'quote "x"', 'line\nbreak', 'cr\rx', 'back\\slash', "it's", 'žluťoučký kůň 😀', 'sep\u2028x', 'ctl\x01\x1f\x7f', '$1 %_'];
+      for (const [i, name] of names.entries()) {
+        const res = await t.admin('POST', '/admin/api/products', {
+          articleNumber: `PGL-${i}${name.slice(0, 8)}`.replace(/\s/g, '_'),
+          name,
+          description: i % 3 === 0 ? null : `${name} ${name}`,
+          price: `${i}.5`,
+          currency: 'CZK',
+          vatRate: [0, 21, 0.000123, 0.1, 99.99999, 12.5][i % 6],
+          weight: [null, 0, 1e-4, 1.5e-3, 999999999999999.9, 123456.789, 0.30000000000000004][i % 7],
+          url: i % 2 ? `http://shop.test/?q="${i}",x` : null,
+        });
+        assert.equal(res.statusCode, 201, res.body);
+      }
+      const plans = (def: Resource): Array<[string, Record<string, unknown>]> => [
+        ['default', { filters: {} }],
+        ['newest first', { filters: {}, sort: '-updatedAt' }],
+        ['filtered by text', { filters: def.collection === 'products' ? { q: "it's" } : { updatedSince: '2000-01-01T00:00:00Z' } }],
+        ['ids', { filters: { ids: '1,3,5,7,40,41,42' }, sort: '-id' }],
+      ];
+      for (const def of RESOURCES.filter((r) => exportLayout(r).identity)) {
+        for (const [, request] of plans(def)) {
+          const p = plan(def, request as never, t.ctx.hashKey);
+          await sameBoth(def, p, undefined, 'ndjson', CSV_DEFAULTS);
+          for (const csv of CSV_VARIANTS) await sameBoth(def, p, undefined, 'csv', csv);
+        }
+        // A shape of some fields, and a keyset position carried by a cursor.
+        const some = def.fields.filter((f) => f.name !== 'id').slice(0, 3).map((f) => f.name);
+        await sameBoth(def, plan(def, { filters: {} }, t.ctx.hashKey), { fields: some }, 'ndjson', CSV_DEFAULTS);
+        await sameBoth(def, plan(def, { filters: {} }, t.ctx.hashKey), { fields: some }, 'csv', CSV_DEFAULTS);
+        const page = await t.get(`/api/v2/${def.collection}?limit=3&sort=-updatedAt`, (await t.credential([def.scope])).token);
+        const cursor = page.json().pagination.nextCursor as string | null;
+        if (cursor) await sameBoth(def, plan(def, { filters: {}, cursor }, t.ctx.hashKey), undefined, 'csv', CSV_DEFAULTS);
+      }
+      // A number PostgreSQL writes otherwise than JavaScript: that export is JavaScript's, the bytes the same.
+      const products = RESOURCES.find((r) => r.collection === 'products')!;
+      for (const weight of [1e21, 1.5e-7, 54935381158050940]) {
+        const res = await t.admin('POST', '/admin/api/products', { articleNumber: `PGL-W-${weight}`, name: 'Heavy', price: '1.00', currency: 'CZK', vatRate: 21, weight });
+        assert.equal(res.statusCode, 201, res.body);
+        const all = plan(products, { filters: {} }, t.ctx.hashKey);
+        await sameBoth(products, all, undefined, 'csv', CSV_DEFAULTS, false);
+        await sameBoth(products, all, undefined, 'ndjson', CSV_DEFAULTS, false);
+        // Other rows of the collection still are PostgreSQL's to write.
+        await sameBoth(products, plan(products, { filters: { ids: '1,2,3' } }, t.ctx.hashKey), undefined, 'csv', CSV_DEFAULTS);
+        await t.admin('DELETE', `/admin/api/products/${(res.json() as { id: number }).id}`);
+      }
+    });
+
+    it('leaves to JavaScript what it does not write: nested values, includes, a locale, XLSX', async () => {
+      const conn = await openExportConnection(t.database.store, 'pg-lines test');
+      try {
+        const orders = RESOURCES.find((r) => r.collection === 'orders')!;
+        const products = RESOURCES.find((r) => r.collection === 'products')!;
+        const p = plan(products, { filters: {} }, t.ctx.hashKey);
+        assert.equal(await copyStatement(conn, exportLayout(orders), plan(orders, { filters: {} }, t.ctx.hashKey), 'csv', CSV_DEFAULTS), undefined);
+        assert.equal(await copyStatement(conn, exportLayout(products, plan(products, { filters: {}, shape: { include: ['brand'] } }, t.ctx.hashKey).shape), p, 'ndjson', CSV_DEFAULTS), undefined);
+        assert.equal(await copyStatement(conn, exportLayout(products), p, 'csv', { ...CSV_DEFAULTS, decimal: ',', spreadsheet: true }), undefined);
+        assert.equal(await copyStatement(conn, exportLayout(products), p, 'xlsx', CSV_DEFAULTS), undefined);
+      } finally {
+        await conn.close();
+      }
+    });
+  });
+}
