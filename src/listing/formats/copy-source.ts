@@ -49,6 +49,10 @@ export async function copyStatement(conn: ExportConnection, layout: ExportLayout
     const outside = (await filteredQuery(conn.db, shaped)).select(sql<number>`1`.as('one')).where(sql<boolean>`not ${inRange}`).limit(1);
     if ((await conn.arrays(outside.compile())).length > 0) return undefined;
   }
+  // Every sort of a listing has its index (the keyset pages read it). Without a LIMIT the planner would rather
+  // scan the table and sort it, lines and all: for 100 000 products 40 MB through a disk sort before the first
+  // byte (0.8 s). In the index's order the first line comes at once. The setting ends with the transaction.
+  await conn.arrays(sql`set local enable_sort = off`.compile(conn.db));
   const query = await orderedQuery(conn.db, shaped, (q) => q.select(line.as('line')));
   const text = inlineParameters(query.compile());
   // Binary: each row comes as its length and its bytes, exactly the line; the text format would escape them.
