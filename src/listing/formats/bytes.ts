@@ -5,7 +5,7 @@
 export const PIECE_BYTES = 1 << 16;
 
 /**
- * Collects text as UTF-8 bytes, in pieces of at most PIECE_BYTES (a longer text gets a piece of its own).
+ * Collects text as UTF-8 bytes, in pieces of at most `pieceBytes` (a longer text gets a piece of its own).
  * Each line goes into the current piece with `Buffer.write`, rather than a batch's text being built as one
  * string and converted with `Buffer.from`: that string is a rope of thousands of concatenations and V8 flattens
  * it first, and for text with any character beyond Latin-1 (Czech names) it then encodes the two-byte string
@@ -14,19 +14,24 @@ export const PIECE_BYTES = 1 << 16;
  */
 export class ByteWriter {
   private pieces: Buffer[] = [];
-  private buffer = Buffer.allocUnsafe(PIECE_BYTES);
+  private buffer: Buffer;
   private at = 0;
+
+  /** `pieceBytes`: the size of a piece (PIECE_BYTES, unless the bytes go somewhere else than a response first). */
+  constructor(private readonly pieceBytes = PIECE_BYTES) {
+    this.buffer = Buffer.allocUnsafe(pieceBytes);
+  }
 
   /** Appends `text` (any length). */
   write(text: string): void {
     // A UTF-16 unit is at most three bytes of UTF-8 (a surrogate pair is two units and four bytes).
-    if (this.at + text.length * 3 > PIECE_BYTES) {
-      if (text.length * 3 > PIECE_BYTES) {
+    if (this.at + text.length * 3 > this.pieceBytes) {
+      if (text.length * 3 > this.pieceBytes) {
         this.flush();
         this.pieces.push(Buffer.from(text, 'utf8'));
         return;
       }
-      if (this.at + Buffer.byteLength(text, 'utf8') > PIECE_BYTES) this.flush();
+      if (this.at + Buffer.byteLength(text, 'utf8') > this.pieceBytes) this.flush();
     }
     this.at += this.buffer.write(text, this.at, 'utf8');
   }
@@ -34,8 +39,8 @@ export class ByteWriter {
   /** Appends `bytes[start, end)` (any length), copied: the source may be reused. */
   writeBytes(bytes: Buffer, start = 0, end = bytes.length): void {
     while (start < end) {
-      if (this.at === PIECE_BYTES) this.flush();
-      const n = Math.min(end - start, PIECE_BYTES - this.at);
+      if (this.at === this.pieceBytes) this.flush();
+      const n = Math.min(end - start, this.pieceBytes - this.at);
       bytes.copy(this.buffer, this.at, start, start + n);
       this.at += n;
       start += n;
@@ -53,7 +58,7 @@ export class ByteWriter {
   private flush(): void {
     if (this.at === 0) return;
     this.pieces.push(this.buffer.subarray(0, this.at));
-    this.buffer = Buffer.allocUnsafe(PIECE_BYTES);
+    this.buffer = Buffer.allocUnsafe(this.pieceBytes);
     this.at = 0;
   }
 }

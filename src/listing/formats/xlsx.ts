@@ -15,6 +15,17 @@ const UNIX_EPOCH_SERIAL = 25_569;
 const DATE_STYLE = { numFmt: 'yyyy-mm-dd hh:mm:ss' };
 const MONEY_STYLE = { numFmt: '#,##0.00' };
 const BOLD = { bold: true };
+/**
+ * The sheet's XML goes to the zip's deflate (zlib, on a thread of libuv's pool) in pieces of up to 1 MiB, and
+ * the deflate writes its output in 256 kB buffers. Each piece, and each full output buffer, waits for a
+ * callback on the main thread, which is busy rendering the next rows: with 64 kB pieces and zlib's 16 kB
+ * buffer, the deflate mostly waited for it, and compressing added most of its time to the export's (and the
+ * many small chunks cost CPU of their own in the zip's streams). Whole batches let it compress one while the
+ * next is rendered: 224 821 products on SQLite, 6.0-7.6 s before, 4.2-5.3 s after, in process on a noisy
+ * machine (bench/results/exports-2026-11-26.md for the exports benchmark).
+ */
+const SHEET_PIECE_BYTES = 1 << 20;
+const ZIP_OPTIONS = { zlib: { level: 1, chunkSize: 1 << 18 } };
 const WIDTHS: Record<CellType, number> = { integer: 10, number: 10, money: 14, datetime: 20, string: 24, json: 40 };
 
 /** ExcelJS writes chunks as its own reusable StringBuf; a Node stream needs bytes, copied before reuse. */
@@ -120,14 +131,14 @@ export class XlsxExportWriter {
   private sheetCount = 0;
   private rowInSheet = 0;
   private failure: Error | undefined;
-  private readonly bytes = new ByteWriter();
+  private readonly bytes = new ByteWriter(SHEET_PIECE_BYTES);
 
   constructor(
     out: Writable,
     private readonly sheetName: string,
     private readonly columns: ExportColumn[],
   ) {
-    this.workbook = new StreamingWorkbookWriter({ stream: out, useSharedStrings: false, useStyles: true });
+    this.workbook = new StreamingWorkbookWriter({ stream: out, useSharedStrings: false, useStyles: true, zip: ZIP_OPTIONS });
     this.internals = this.workbook as unknown as Internals;
     this.internals.zip.on('error', (err) => (this.failure = err));
     this.letters = columns.map((_, i) => columnLetters(i));
@@ -174,8 +185,8 @@ export class XlsxExportWriter {
   }
 
   /**
-   * Renders rows into the sheet as bytes in pieces of 64 kB (see ByteWriter: a piece of XML as one string would
-   * be converted slowly), so that the strings of a batch never pile up either (left to grow, they outlive
+   * Renders rows into the sheet as bytes in pieces of SHEET_PIECE_BYTES (see ByteWriter: a piece of XML as one
+   * string would be converted slowly), so that the strings of a batch never pile up either (left to grow, they outlive
    * young-generation collections and swell the heap of a long export).
    */
   private render(rows: unknown[][], start: number, end: number): number {

@@ -8,32 +8,37 @@ import { dialects } from '../../helpers/databases.ts';
 // a batch's text was one string turned into bytes with Buffer.from. These tests hold the bytes to that.
 
 /** Lines of every kind of UTF-16: ASCII, Latin-1, Czech, CJK, astral (surrogate pairs), a lone surrogate, and lines longer than a piece. */
-function lines(): string[] {
+function lines(pieceBytes: number): string[] {
   const kinds = ['plain,ascii', 'café;naïve', 'Žluťoučký kůň úpěl', '中文字符', 'emoji 😀🚀', 'lone \uD800 surrogate', ''];
   const out: string[] = [];
   for (let i = 0; i < 3000; i++) out.push(`${i},${kinds[i % kinds.length].repeat(1 + (i % 23))}\r\n`);
-  out.splice(1000, 0, `${'ř😀'.repeat(PIECE_BYTES)}\r\n`, `${'a'.repeat(PIECE_BYTES - 2)}\r\n`, `${'a'.repeat(PIECE_BYTES)}\r\n`);
+  out.splice(1000, 0, `${'ř😀'.repeat(pieceBytes)}\r\n`, `${'a'.repeat(pieceBytes - 2)}\r\n`, `${'a'.repeat(pieceBytes)}\r\n`);
   return out;
 }
 
 describe('ByteWriter', () => {
-  it('gives exactly the bytes of Buffer.from of the joined text, in pieces of at most PIECE_BYTES that end at a line', () => {
-    const text = lines();
-    const writer = new ByteWriter();
-    const pieces: Buffer[] = [];
-    text.forEach((line, i) => {
-      writer.write(line);
-      if (i % 700 === 0) pieces.push(...writer.take());
+  // The default size (response pieces) and the XLSX sheet's (pieces for the zip's deflate).
+  for (const pieceBytes of [PIECE_BYTES, 1 << 20]) {
+    it(`gives exactly the bytes of Buffer.from of the joined text, in pieces of at most ${pieceBytes} bytes that end at a line`, () => {
+      const text = lines(pieceBytes);
+      const writer = new ByteWriter(pieceBytes);
+      const pieces: Buffer[] = [];
+      text.forEach((line, i) => {
+        writer.write(line);
+        if (i % 700 === 0) pieces.push(...writer.take());
+      });
+      pieces.push(...writer.take());
+      assert.ok(Buffer.concat(pieces).equals(Buffer.from(text.join(''), 'utf8')));
+      for (const piece of pieces) {
+        assert.ok(piece.length > 0);
+        assert.ok(piece.length <= pieceBytes || piece.indexOf(10) === piece.length - 1, 'only a single long line exceeds a piece');
+        assert.equal(piece[piece.length - 1], 10, 'a piece ends with a whole line');
+      }
+      // Pieces are filled: apart from the long lines and where `take` cut, the text goes in few pieces.
+      assert.ok(pieces.length <= Math.ceil(Buffer.byteLength(text.join('')) / pieceBytes) + 3 + 5 + 3, `${pieces.length} pieces`);
+      assert.deepEqual(writer.take(), []);
     });
-    pieces.push(...writer.take());
-    assert.ok(Buffer.concat(pieces).equals(Buffer.from(text.join(''), 'utf8')));
-    for (const piece of pieces) {
-      assert.ok(piece.length > 0);
-      assert.ok(piece.length <= PIECE_BYTES || piece.indexOf(10) === piece.length - 1, 'only a single long line exceeds a piece');
-      assert.equal(piece[piece.length - 1], 10, 'a piece ends with a whole line');
-    }
-    assert.deepEqual(writer.take(), []);
-  });
+  }
 });
 
 for (const dialect of await dialects()) {
