@@ -1,4 +1,4 @@
-import { constants } from 'node:zlib';
+import zlib, { constants } from 'node:zlib';
 import fastifyCompress from '@fastify/compress';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
@@ -33,6 +33,22 @@ export const BROTLI_QUALITY = 4;
  * measured ~1.5 ms more CPU per answer than the 0.3 ms the compression itself takes.
  */
 const SYNC_LIMIT = 64 * 1024;
+
+/**
+ * The output buffer of a streaming compressor (zlib's default is 16 kB). Each buffer it fills needs a callback
+ * on the main thread before it goes on; for an export, which gives it 1 MiB at a time (COMPRESSED_PIECE_BYTES
+ * in listing/formats/export.ts), 16 kB meant a dozen of them per piece, each waiting while the main thread
+ * encoded rows. One buffer per compressed answer: 128 kB more for each large answer in flight.
+ */
+const STREAM_OUTPUT_BYTES = 1 << 17;
+
+/** zlib for the plugin: its own synchronous functions, its streaming compressors with STREAM_OUTPUT_BYTES. */
+const compressors = {
+  gzipSync: zlib.gzipSync,
+  brotliCompressSync: zlib.brotliCompressSync,
+  createGzip: (options: zlib.ZlibOptions) => zlib.createGzip({ ...options, chunkSize: STREAM_OUTPUT_BYTES }),
+  createBrotliCompress: (options: zlib.BrotliOptions) => zlib.createBrotliCompress({ ...options, chunkSize: STREAM_OUTPUT_BYTES }),
+};
 
 /** What is worth compressing: JSON (pages, items, the changes feed, large problems), CSV and NDJSON. XLSX is already a zip. */
 const COMPRESSIBLE = /^(?:application\/(?:json|problem\+json|x-ndjson)|text\/csv)\s*(?:;|$)/i;
@@ -140,6 +156,7 @@ export async function addCompression(app: FastifyInstance): Promise<void> {
     threshold: COMPRESSION_THRESHOLD,
     syncThreshold: SYNC_LIMIT,
     customTypes: isCompressible,
+    zlib: compressors,
     zlibOptions: { level: GZIP_LEVEL },
     brotliOptions: { params: { [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT } },
   });

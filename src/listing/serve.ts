@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { notFound } from '../errors/app-error.ts';
+import { isCompressible } from '../http/compression.ts';
 import { nextLink } from '../http/links.ts';
 import { filteredQuery, getItem, pageOf, plan, type ListRequest } from './engine.ts';
 import { csvOptionsOf } from './formats/locale.ts';
@@ -59,6 +60,7 @@ export function listingHandler(ctx: AppContext, def: ResourceDef, offered?: read
       limits: ctx.config.exports,
       owner: String(request.grant?.credentialId ?? request.ip),
       response: reply.raw,
+      compressed: request.coding !== undefined && isCompressible(FORMATS[format].contentType),
     };
     reply.type(FORMATS[format].contentType).header('content-disposition', contentDisposition(def, format));
     if (request.method === 'HEAD') {

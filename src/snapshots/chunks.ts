@@ -82,30 +82,6 @@ export class ChunkSink extends Writable {
   }
 }
 
-/** Gathers small buffers into one of at least `bytes` (see GZIP_INPUT_BYTES in produce.ts). */
-export class Coalescer {
-  private held: Buffer[] = [];
-  private heldBytes = 0;
-
-  constructor(private readonly bytes: number) {}
-
-  /** Holds `piece`; once `bytes` are held, gives them back as one buffer. */
-  add(piece: Buffer): Buffer | undefined {
-    this.held.push(piece);
-    this.heldBytes += piece.length;
-    return this.heldBytes >= this.bytes ? this.take() : undefined;
-  }
-
-  /** Whatever is held, as one buffer (undefined when nothing is). */
-  take(): Buffer | undefined {
-    if (this.heldBytes === 0) return undefined;
-    const whole = this.held.length === 1 ? this.held[0] : Buffer.concat(this.held, this.heldBytes);
-    this.held = [];
-    this.heldBytes = 0;
-    return whole;
-  }
-}
-
 /**
  * Bytes `start` to `end` (inclusive) of a stored file, read one piece at a time as the client takes them:
  * a slow download holds one piece, whatever the file's size.

@@ -7,7 +7,7 @@ import { plan } from '../listing/engine.ts';
 import { openExportConnection } from '../listing/formats/connection.ts';
 import { streamExport } from '../listing/formats/stream.ts';
 import type { ResourceDef } from '../listing/resource.ts';
-import { ChunkSink, Coalescer } from './chunks.ts';
+import { ChunkSink } from './chunks.ts';
 import type { SnapshotJob } from './jobs.repository.ts';
 import { snapshotTables } from './tables.ts';
 
@@ -17,15 +17,10 @@ import { snapshotTables } from './tables.ts';
  */
 export const GZIP_LEVEL = 3;
 /**
- * What gzip is given at a time, and the size of its output buffer. zlib compresses on a thread of libuv's
- * pool, but each input chunk, and each output buffer it fills, needs a callback on the main thread before it
- * goes on, and the main thread is busy reading and encoding the next rows: fed the export's 64 kB pieces (and
- * with zlib's 16 kB output buffer) it mostly waited for them, so compressing added its whole time to the
- * export's. Fed 1 MiB at a time (a few milliseconds of compression, as long as encoding a batch) it works while
- * the next batch is encoded: a 1.17 M-row CSV.gz snapshot on SQLite went from 6.1-6.9 s to 4.8-5.4 s, as long as
- * the same export uncompressed (bench/results/snapshots-2026-11-26.md).
+ * The size of gzip's output buffers: each one it fills, like each input chunk (COMPRESSED_PIECE_BYTES in
+ * export.ts), waits for a callback on the main thread, busy with the next rows; zlib's default of 16 kB made
+ * a 1 MiB input nine of them.
  */
-export const GZIP_INPUT_BYTES = 1 << 20;
 const GZIP_OUTPUT_BYTES = 1 << 18;
 export interface Produced {
   rows: number;
@@ -59,6 +54,7 @@ export async function produceSnapshot(store: Store, def: ResourceDef, job: Snaps
     let waiting: Promise<void> | undefined;
     const stream = await streamExport(conn, def, listPlan, undefined, {
       format: job.format,
+      compressed: job.format !== 'xlsx',
       onBatch: (items) => {
         rows += items;
         waiting = Promise.resolve(progress(rows));
@@ -73,11 +69,9 @@ export async function produceSnapshot(store: Store, def: ResourceDef, job: Snaps
     stored.catch(() => undefined);
     gzip?.pipe(sink);
     try {
-      const held = new Coalescer(GZIP_INPUT_BYTES);
       for await (const piece of stream) {
         signal.throwIfAborted();
-        const bytes = held.add(piece as Buffer);
-        if (bytes && !target.write(bytes)) await Promise.race([once(target, 'drain', { signal }), stored]);
+        if (!target.write(piece as Buffer)) await Promise.race([once(target, 'drain', { signal }), stored]);
         if (waiting) {
           await waiting;
           waiting = undefined;
@@ -85,8 +79,6 @@ export async function produceSnapshot(store: Store, def: ResourceDef, job: Snaps
       }
       // The last batch's progress too (a rate limit holds the job until its rows are due).
       await waiting;
-      const rest = held.take();
-      if (rest) target.write(rest);
       target.end();
       await stored;
     } catch (err) {

@@ -7,7 +7,7 @@ import Fastify from 'fastify';
 import { sql } from 'kysely';
 import { addCompression, negotiateCoding } from '../../src/http/compression.ts';
 import { addConditionalRequests } from '../../src/http/conditional.ts';
-import { exportStats } from '../../src/listing/formats/export.ts';
+import { COMPRESSED_PIECE_BYTES, exportStats } from '../../src/listing/formats/export.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { dialects } from '../helpers/databases.ts';
 import { until } from '../helpers/wait.ts';
@@ -186,6 +186,22 @@ for (const dialect of await dialects()) {
       assert.equal(xlsx.raw.subarray(0, 2).toString('latin1'), 'PK');
       const none = await request(base, '/api/v2/products?limit=200', auth);
       assert.equal(none.headers['content-encoding'], undefined);
+    });
+
+    it('an export of megabytes, given to the compressor a MiB at a time, decodes to the plain export in gzip and br', async () => {
+      const text = 'Příliš žluťoučký kůň, "úpěl" ďábelské ódy\n'.repeat(1100);
+      const ids = await t.database.store.db.selectFrom('products').select('id').where('id', '<=', 60).execute();
+      for (const { id } of ids) await t.database.store.db.updateTable('products').set({ description: `${id} ${text}` }).where('id', '=', id).execute();
+      for (const format of ['csv', 'ndjson']) {
+        const url = `/api/v2/products?format=${format}`;
+        const plain = await request(base, url, auth);
+        assert.ok(plain.body.length > 2 * COMPRESSED_PIECE_BYTES, `${plain.body.length} bytes: several pieces and their seams`);
+        for (const coding of ['gzip', 'br']) {
+          const coded = await request(base, url, { ...auth, 'accept-encoding': coding });
+          assert.equal(coded.headers['content-encoding'], coding);
+          assert.ok(coded.body.equals(plain.body), `${coding} decodes to the plain ${format}`);
+        }
+      }
     });
 
     it('a compressed export whose client goes away stops and releases its connection; one whose client stalls is cut off', async () => {

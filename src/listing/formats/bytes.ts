@@ -62,3 +62,30 @@ export class ByteWriter {
     this.at = 0;
   }
 }
+
+/**
+ * Gathers small buffers into one of at least `bytes`: what a compressor is given at a time (a compressed
+ * export's response or a snapshot's gzip: COMPRESSED_PIECE_BYTES in export.ts).
+ */
+export class Coalescer {
+  private held: Buffer[] = [];
+  private heldBytes = 0;
+
+  constructor(private readonly bytes: number) {}
+
+  /** Holds `piece`; once `bytes` are held, gives them back as one buffer. */
+  add(piece: Buffer): Buffer | undefined {
+    this.held.push(piece);
+    this.heldBytes += piece.length;
+    return this.heldBytes >= this.bytes ? this.take() : undefined;
+  }
+
+  /** Whatever is held, as one buffer (undefined when nothing is). */
+  take(): Buffer | undefined {
+    if (this.heldBytes === 0) return undefined;
+    const whole = this.held.length === 1 ? this.held[0] : Buffer.concat(this.held, this.heldBytes);
+    this.held = [];
+    this.heldBytes = 0;
+    return whole;
+  }
+}

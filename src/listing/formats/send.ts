@@ -24,6 +24,8 @@ export interface ExportOptions {
   owner: string;
   /** The response the export is sent on, watched for a client that stalls or goes away. */
   response?: ServerResponse;
+  /** The response is compressed (http/compression.ts): CSV and NDJSON are written in larger pieces (export.ts). */
+  compressed?: boolean;
 }
 
 /** `attachment; filename="products-2026-11-21.csv"`: the collection and the day (UTC) of the export. */

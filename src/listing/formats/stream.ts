@@ -19,6 +19,8 @@ export interface StreamExportOptions {
   encodeInDatabase?: boolean;
   /** Told the number of items of each batch once it is written (a CSV/XLSX order gives one row per item line, counted once here). */
   onBatch?(items: number): void;
+  /** The stream goes to a compressor: CSV and NDJSON come in pieces of COMPRESSED_PIECE_BYTES (export.ts). */
+  compressed?: boolean;
 }
 
 const silent: ExportLog = { info: () => {}, error: () => {} };
@@ -44,5 +46,6 @@ export async function streamExport(conn: ExportConnection, def: ResourceDef, pla
     release: async () => {},
     log: options.log ?? silent,
     onBatch: options.onBatch,
+    compressed: options.compressed,
   });
 }

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Coalescer } from '../../src/snapshots/chunks.ts';
+import { Coalescer } from '../../../src/listing/formats/bytes.ts';
 
-describe('Coalescer (what gzip is given at a time)', () => {
+describe('Coalescer (what a compressor is given at a time)', () => {
   it('gives back the bytes in order, once at least the size is held, and the rest on take', () => {
     const held = new Coalescer(10);
     const out: Buffer[] = [];
