@@ -36,11 +36,11 @@ const SYNC_LIMIT = 64 * 1024;
 
 /**
  * The output buffer of a streaming compressor (zlib's default is 16 kB). Each buffer it fills needs a callback
- * on the main thread before it goes on; for an export, which gives it 1 MiB at a time (COMPRESSED_PIECE_BYTES
- * in listing/formats/export.ts), 16 kB meant a dozen of them per piece, each waiting while the main thread
- * encoded rows. One buffer per compressed answer: 128 kB more for each large answer in flight.
+ * on the main thread before it goes on; for an export, which gives it 256 kB at a time (COMPRESSED_PIECE_BYTES
+ * in listing/formats/export.ts), 16 kB meant several of them per piece, each waiting while the main thread
+ * encoded rows. One buffer per compressed answer: 48 kB more for each large answer in flight.
  */
-const STREAM_OUTPUT_BYTES = 1 << 17;
+const STREAM_OUTPUT_BYTES = 1 << 16;
 
 /** zlib for the plugin: its own synchronous functions, its streaming compressors with STREAM_OUTPUT_BYTES. */
 const compressors = {

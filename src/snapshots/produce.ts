@@ -18,10 +18,9 @@ import { snapshotTables } from './tables.ts';
 export const GZIP_LEVEL = 3;
 /**
  * The size of gzip's output buffers: each one it fills, like each input chunk (COMPRESSED_PIECE_BYTES in
- * export.ts), waits for a callback on the main thread, busy with the next rows; zlib's default of 16 kB made
- * a 1 MiB input nine of them.
+ * export.ts), waits for a callback on the main thread, busy with the next rows; zlib's default is 16 kB.
  */
-const GZIP_OUTPUT_BYTES = 1 << 18;
+const GZIP_OUTPUT_BYTES = 1 << 16;
 export interface Produced {
   rows: number;
   size: number;

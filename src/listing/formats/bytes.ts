@@ -14,13 +14,12 @@ export const PIECE_BYTES = 1 << 16;
  */
 export class ByteWriter {
   private pieces: Buffer[] = [];
-  private buffer: Buffer;
+  /** The piece being filled; allocated by the first write after a `take`, so that an idle writer holds none. */
+  private buffer: Buffer | undefined;
   private at = 0;
 
   /** `pieceBytes`: the size of a piece (PIECE_BYTES, unless the bytes go somewhere else than a response first). */
-  constructor(private readonly pieceBytes = PIECE_BYTES) {
-    this.buffer = Buffer.allocUnsafe(pieceBytes);
-  }
+  constructor(private readonly pieceBytes = PIECE_BYTES) {}
 
   /** Appends `text` (any length). */
   write(text: string): void {
@@ -33,6 +32,7 @@ export class ByteWriter {
       }
       if (this.at + Buffer.byteLength(text, 'utf8') > this.pieceBytes) this.flush();
     }
+    this.buffer ??= Buffer.allocUnsafe(this.pieceBytes);
     this.at += this.buffer.write(text, this.at, 'utf8');
   }
 
@@ -40,6 +40,7 @@ export class ByteWriter {
   writeBytes(bytes: Buffer, start = 0, end = bytes.length): void {
     while (start < end) {
       if (this.at === this.pieceBytes) this.flush();
+      this.buffer ??= Buffer.allocUnsafe(this.pieceBytes);
       const n = Math.min(end - start, this.pieceBytes - this.at);
       bytes.copy(this.buffer, this.at, start, start + n);
       this.at += n;
@@ -56,9 +57,9 @@ export class ByteWriter {
   }
 
   private flush(): void {
-    if (this.at === 0) return;
+    if (this.at === 0 || !this.buffer) return;
     this.pieces.push(this.buffer.subarray(0, this.at));
-    this.buffer = Buffer.allocUnsafe(this.pieceBytes);
+    this.buffer = undefined;
     this.at = 0;
   }
 }
