@@ -270,7 +270,7 @@ for (const dialect of await dialects()) {
         paused.push(d);
       }
       assert.equal(exportStats.open, base.open + paused.length, 'every paused export is still running');
-      // Its batch, the pieces gathered for the compressor (1 MiB), the compressor's and the streams' buffers.
+      // Its batch, the piece gathered for the compressor (256 kB; the sheet's XML up to 1 MiB), the compressor's and the streams' buffers.
       const held = ((await heldBytes()) - base.bytes) / paused.length;
       assert.ok(held < 8 * MB, `a paused export holds ${(held / MB).toFixed(1)} MB`);
       for (const d of paused) d.request.destroy();
