@@ -35,19 +35,20 @@ export const BROTLI_QUALITY = 4;
 const SYNC_LIMIT = 64 * 1024;
 
 /**
- * The output buffer of a streaming compressor (zlib's default is 16 kB). Each buffer it fills needs a callback
- * on the main thread before it goes on; for an export, which gives it 256 kB at a time (COMPRESSED_PIECE_BYTES
- * in listing/formats/export.ts), 16 kB meant several of them per piece, each waiting while the main thread
- * encoded rows. One buffer per compressed answer: 48 kB more for each large answer in flight.
+ * The output buffer of a streaming compressor (zlib's default is 16 kB), here and for snapshots' gzip. Each
+ * buffer it fills needs a callback on the main thread before it goes on; for an export, which gives it 256 kB
+ * at a time (COMPRESSED_PIECE_BYTES in listing/formats/export.ts), 16 kB meant several of them per piece, each
+ * waiting while the main thread encoded rows. One buffer per compressed answer: 48 kB more for each large
+ * answer in flight.
  */
-const STREAM_OUTPUT_BYTES = 1 << 16;
+export const COMPRESSOR_OUTPUT_BYTES = 1 << 16;
 
-/** zlib for the plugin: its own synchronous functions, its streaming compressors with STREAM_OUTPUT_BYTES. */
+/** zlib for the plugin: its own synchronous functions, its streaming compressors with COMPRESSOR_OUTPUT_BYTES. */
 const compressors = {
   gzipSync: zlib.gzipSync,
   brotliCompressSync: zlib.brotliCompressSync,
-  createGzip: (options: zlib.ZlibOptions) => zlib.createGzip({ ...options, chunkSize: STREAM_OUTPUT_BYTES }),
-  createBrotliCompress: (options: zlib.BrotliOptions) => zlib.createBrotliCompress({ ...options, chunkSize: STREAM_OUTPUT_BYTES }),
+  createGzip: (options: zlib.ZlibOptions) => zlib.createGzip({ ...options, chunkSize: COMPRESSOR_OUTPUT_BYTES }),
+  createBrotliCompress: (options: zlib.BrotliOptions) => zlib.createBrotliCompress({ ...options, chunkSize: COMPRESSOR_OUTPUT_BYTES }),
 };
 
 /** What is worth compressing: JSON (pages, items, the changes feed, large problems), CSV and NDJSON. XLSX is already a zip. */

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { notFound } from '../errors/app-error.ts';
-import { isCompressible } from '../http/compression.ts';
+import { codingOf } from '../http/compression.ts';
 import { nextLink } from '../http/links.ts';
 import { filteredQuery, getItem, pageOf, plan, type ListRequest } from './engine.ts';
 import { csvOptionsOf } from './formats/locale.ts';
@@ -60,7 +60,8 @@ export function listingHandler(ctx: AppContext, def: ResourceDef, offered?: read
       limits: ctx.config.exports,
       owner: String(request.grant?.credentialId ?? request.ip),
       response: reply.raw,
-      compressed: request.coding !== undefined && isCompressible(FORMATS[format].contentType),
+      // The compressor's own decision (a stream's size is not known: it is compressed whatever its size).
+      compressed: codingOf(request, FORMATS[format].contentType, Infinity) !== undefined,
     };
     reply.type(FORMATS[format].contentType).header('content-disposition', contentDisposition(def, format));
     if (request.method === 'HEAD') {

@@ -3,6 +3,7 @@ import { finished } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import type { Store } from '../db/database.ts';
 import { PRUNED_THROUGH } from '../events/feed.ts';
+import { COMPRESSOR_OUTPUT_BYTES } from '../http/compression.ts';
 import { plan } from '../listing/engine.ts';
 import { openExportConnection } from '../listing/formats/connection.ts';
 import { streamExport } from '../listing/formats/stream.ts';
@@ -16,11 +17,6 @@ import { snapshotTables } from './tables.ts';
  * few per cent larger; the job is CPU-bound, and download bandwidth is rarely what an integrator lacks.
  */
 export const GZIP_LEVEL = 3;
-/**
- * The size of gzip's output buffers: each one it fills, like each input chunk (COMPRESSED_PIECE_BYTES in
- * export.ts), waits for a callback on the main thread, busy with the next rows; zlib's default is 16 kB.
- */
-const GZIP_OUTPUT_BYTES = 1 << 16;
 export interface Produced {
   rows: number;
   size: number;
@@ -62,7 +58,7 @@ export async function produceSnapshot(store: Store, def: ResourceDef, job: Snaps
       },
     });
     const sink = new ChunkSink(store.db, job.id);
-    const gzip = job.format === 'xlsx' ? undefined : createGzip({ level: GZIP_LEVEL, chunkSize: GZIP_OUTPUT_BYTES });
+    const gzip = job.format === 'xlsx' ? undefined : createGzip({ level: GZIP_LEVEL, chunkSize: COMPRESSOR_OUTPUT_BYTES });
     const target = gzip ?? sink;
     const stored = finished(sink);
     stored.catch(() => undefined);

@@ -34,7 +34,7 @@ const OUT_BUFFER = 1 << 18;
  * each output buffer they fill) needs a callback on the main thread before they go on, and the main thread is
  * busy reading and encoding the next rows: given the 64 kB pieces of an uncompressed response with zlib's
  * 16 kB output buffers, they mostly waited for it, and compressing added its whole time to the export's. With
- * 256 kB pieces and 64 kB buffers (STREAM_OUTPUT_BYTES in http/compression.ts) they compress while the next
+ * 256 kB pieces and 64 kB buffers (COMPRESSOR_OUTPUT_BYTES in http/compression.ts) they compress while the next
  * rows are encoded. Measured on SQLite (docs/benchmarks.md, "Exports"): the CSV of 224 821 products over HTTP
  * in br 3.7-4.3 s before, 2.5-3.0 s after, in gzip 4.0-4.5 s before, 3.0-3.2 s after (gzip 6 alone takes 2.2 s
  * of those bytes); a 1.17 M-row CSV.gz snapshot 6.1-6.9 s before, 4.7-5.3 s after. Pieces of 1 MiB were no
