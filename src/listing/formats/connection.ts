@@ -3,7 +3,7 @@ import type SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, type CompiledQuery } from 'kysely';
 import type pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
-import { openSqliteConnection, type DB, type Store } from '../../db/database.ts';
+import { openSqliteConnection, type DB, type Dialect, type Store } from '../../db/database.ts';
 import { withStatementCache } from '../../db/statement-cache.ts';
 import type { Database } from '../../db/tables.ts';
 
@@ -12,6 +12,8 @@ import type { Database } from '../../db/tables.ts';
  * the order items loaded beside it) reads one snapshot, while the app's own connection stays free.
  */
 export interface ExportConnection {
+  /** Which database it reads: the lines of some exports are written by the database itself (rows.ts). */
+  dialect: Dialect;
   /** Kysely bound to this connection, for building queries and for `attach`. */
   db: DB;
   /** Runs a query and returns its rows as arrays of values in select order (no per-row objects: the fast path). */
@@ -37,6 +39,7 @@ function sqliteExportConnection(path: string): ExportConnection {
   const statements = new Map<string, SQLite.Statement>();
   let open = true;
   return {
+    dialect: 'sqlite',
     // Prepared statements kept by their SQL: the nested values of each batch (order items, `in (…)` one
     // parameter per row) are loaded by the same query for every batch of a size (BatchSource rounds sizes to
     // powers of two), and preparing a statement of hundreds of parameters costs more than running it.
@@ -80,6 +83,7 @@ async function postgresExportConnection(pool: pg.Pool, label: string): Promise<E
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect: async () => single as never, end: async () => {} } }) });
   let copying: Readable | undefined;
   return {
+    dialect: 'postgres',
     db,
     arrays: async (query) => (await client.query({ text: query.sql, values: [...query.parameters], rowMode: 'array' })).rows as unknown[][],
     copyOut: (statement) => {
@@ -120,6 +124,7 @@ export async function openExportConnection(store: Store, label: string): Promise
   if (store.dialect === 'postgres' && store.pgPool) return postgresExportConnection(store.pgPool, label);
   if (store.sqlitePath) return sqliteExportConnection(store.sqlitePath);
   return {
+    dialect: store.dialect,
     db: store.db,
     arrays: async (query) => (await store.db.executeQuery<Record<string, unknown>>(query)).rows.map((r) => Object.values(r)),
     close: async () => {},

@@ -100,7 +100,7 @@ export function jsonValue(type: CellType, value: Expr): Expr | undefined {
 }
 
 /** The cell type of a field as the exports see it (columns.ts), or undefined for one read through a decoder. */
-function cellTypeOf(f: Field): CellType | undefined {
+export function cellTypeOf(f: Field): CellType | undefined {
   if (f.decode) return undefined;
   switch (f.type) {
     case 'id':
@@ -118,7 +118,7 @@ function cellTypeOf(f: Field): CellType | undefined {
   }
 }
 
-const literal = (text: string): Expr => sql.raw<string>(`'${text.replace(/'/g, "''")}'`);
+export const literal = (text: string): Expr => sql.raw<string>(`'${text.replace(/'/g, "''")}'`);
 
 /** `a || b || …` of parts. */
 const joined = (parts: Expr[]): Expr => sql.join(parts, sql` || `) as Expr;

@@ -5,21 +5,28 @@ import { copyStatement, CopySource } from './copy-source.ts';
 import type { CsvOptions } from './csv.ts';
 import type { ExportRows } from './export.ts';
 import type { ExportFormat } from './negotiate.ts';
+import { LineSource, sqliteLineOf } from './line-source.ts';
 import { BatchSource } from './source.ts';
 
 /** What the first batch of an encoded export waits for: one piece, so that a bad query fails before the response starts. */
 const FIRST_BYTES = 1 << 16;
 
 /**
- * The rows of a whole export, their first batch read: the lines PostgreSQL writes itself where it can
- * (CSV and NDJSON of plain layouts: pg-lines.ts), otherwise records read in keyset batches and encoded here.
- * `encodeInDatabase: false` always reads records (tests compare the two).
+ * The rows of a whole export, their first batch read: the lines the database writes itself where it can
+ * (PostgreSQL: CSV and NDJSON of plain layouts, pg-lines.ts; SQLite: NDJSON of plain layouts, sqlite-lines.ts),
+ * otherwise records read in keyset batches and encoded here. `encodeInDatabase: false` always reads records
+ * (tests compare the two).
  */
 export async function openExportRows(conn: ExportConnection, layout: ExportLayout, plan: ListPlan, format: ExportFormat, csv: CsvOptions, encodeInDatabase = true): Promise<ExportRows> {
   const statement = encodeInDatabase ? await copyStatement(conn, layout, plan, format, csv) : undefined;
   if (statement !== undefined) {
     const source = new CopySource(conn.copyOut!(statement));
     return { kind: 'encoded', first: await source.next(FIRST_BYTES), next: (bytes) => source.next(bytes) };
+  }
+  const line = encodeInDatabase && conn.dialect === 'sqlite' && format === 'ndjson' ? await sqliteLineOf(conn, layout, plan) : undefined;
+  if (line) {
+    const lines = new LineSource(conn, layout, plan, line);
+    return { kind: 'encoded', first: await lines.next(FIRST_BYTES), next: (bytes) => lines.next(bytes) };
   }
   const source = new BatchSource(conn, layout, plan);
   return { kind: 'records', first: await source.next(), next: (rows) => source.next(rows) };

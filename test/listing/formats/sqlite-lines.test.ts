@@ -1,0 +1,169 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import fc from 'fast-check';
+import { sql, type RawBuilder } from 'kysely';
+import { plan, withShape, type ListPlan } from '../../../src/listing/engine.ts';
+import { exportLayout } from '../../../src/listing/formats/columns.ts';
+import { openExportConnection } from '../../../src/listing/formats/connection.ts';
+import { CSV_DEFAULTS } from '../../../src/listing/formats/csv.ts';
+import { sqliteLineOf } from '../../../src/listing/formats/line-source.ts';
+import { sqliteJsonNumber, sqliteNumberInRange } from '../../../src/listing/formats/sqlite-lines.ts';
+import { streamExport } from '../../../src/listing/formats/stream.ts';
+import type { Shape } from '../../../src/listing/shape.ts';
+import { RESOURCES } from '../../../src/modules/registry.ts';
+import type { Resource } from '../../../src/resources/types.ts';
+import { createTestApp, type TestApp } from '../../helpers/app.ts';
+
+/** Characters JSON.stringify treats apart, and some it must not. */
+const TRICKY = ['"', '\\', '/', '\b', '\f', '\n', '\r', '\t', '\x00', '\x01', '\x1f', '\x7f', '\u2028', '\u2029', '\ud800', '\udfff', '😀', 'é', 'Ž', 'a', ' ', "'", '{', '}', ','];
+const text = fc.oneof(
+  fc.array(fc.constantFrom(...TRICKY), { maxLength: 12 }).map((parts) => parts.join('')),
+  fc.string({ unit: 'binary', maxLength: 40 }),
+);
+
+/** The significant digits of a number as JavaScript writes it in fixed notation (`-0.00123` has 3, `1200` has 2). */
+function significant(written: string): number {
+  const digits = written.replace('-', '');
+  return (digits.startsWith('0.') ? digits.slice(2).replace(/^0+/, '') : digits.replace('.', '')).replace(/0+$/, '').length;
+}
+
+async function bytesOf(stream: AsyncIterable<unknown>): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Buffer));
+  return Buffer.concat(chunks);
+}
+
+describe('NDJSON lines SQLite writes', { timeout: 300_000 }, () => {
+  let t: TestApp;
+
+  before(async () => {
+    t = await createTestApp('sqlite', { seed: { products: 30, orders: 5 } });
+  });
+  after(() => t.close());
+
+  /** Each value (as SQLite holds it once bound) through `expr`, with the value as it reads back into JavaScript. */
+  const column = async <T,>(values: unknown[], expr: (x: RawBuilder<string>) => RawBuilder<unknown>): Promise<Array<{ raw: unknown; v: T }>> => {
+    const rows = sql.join(values.map((v, i) => sql`(${i}, ${v})`));
+    const x = sql.ref('u.x') as unknown as RawBuilder<string>;
+    const { rows: out } = await sql<{ raw: unknown; v: T }>`with u(i, x) as (values ${rows}) select u.x as raw, ${expr(x)} as v from u order by u.i`.execute(t.database.store.db);
+    return out;
+  };
+
+  it('writes every number of its range as JSON.stringify, and says which are outside', async () => {
+    const edges = [0, -0, 1, -1, 21, 2.5, 0.1, 0.30000000000000004, 1e-4, -1e-4, 1.2345e-4, 99.99999, 123456789012345.6, 999999999999999.9, 1e15 - 1, 0.000123, 12.5];
+    const outside = [1e-7, 1.5e-7, 9.99e-5, 5e-324, 1e15, 1e16, 1234567890123456.8, 54935381158050940, 2 ** 53, 1e21, 1.7976931348623157e308, Infinity, -Infinity];
+    const check = async (xs: number[]) => {
+      // As bound (a REAL), and as an integer where the value is one: a REAL column holds integral values so.
+      for (const stored of [(x: RawBuilder<string>) => x, (x: RawBuilder<string>) => sql<string>`case when ${x} = cast(${x} as integer) and abs(${x}) < 9e18 then cast(${x} as integer) else ${x} end`]) {
+        const json = await column<string>(xs, (x) => sqliteJsonNumber(stored(x)));
+        const inRange = await column<number>(xs, (x) => sqliteNumberInRange(stored(x)));
+        xs.forEach((x, i) => {
+          const shortest = JSON.stringify(x);
+          const within = x === 0 || (Math.abs(x) >= 1e-4 && Math.abs(x) < 1e15 && significant(shortest) <= 15);
+          assert.equal(inRange[i].v === 1, within, `${x} in range`);
+          if (within) assert.equal(json[i].v, shortest, `JSON of ${x}`);
+        });
+      }
+    };
+    await check([...edges, ...outside]);
+    // NULL stays NULL (printf alone would write 0), and counts as in range.
+    assert.deepEqual((await column<string>([null], (x) => sqliteJsonNumber(x))).map((r) => r.v), [null]);
+    assert.deepEqual((await column<string>([null], (x) => sql`json_object('x', ${sqliteJsonNumber(x)})`)).map((r) => r.v), ['{"x":null}']);
+    assert.deepEqual((await column<number>([null], (x) => sqliteNumberInRange(x))).map((r) => r.v), [1]);
+    const inRange = fc.oneof(fc.double({ min: 1e-4, max: 1e15, noNaN: true }), fc.double({ min: -1e15, max: -1e-4, noNaN: true }), fc.double({ min: 1e-4, max: 1e3, noNaN: true }));
+    // Values of few digits, as prices, weights and rates are: all of them in range.
+    const short = fc.tuple(fc.integer({ min: -999_999_999, max: 999_999_999 }), fc.integer({ min: 0, max: 6 })).map(([n, d]) => n / 10 ** d);
+    await fc.assert(fc.asyncProperty(fc.array(fc.oneof(inRange, short, fc.double({ noNaN: true })), { minLength: 1, maxLength: 300 }), check), { numRuns: 60 });
+  });
+
+  it('writes every text as JSON.stringify writes the text it reads back', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(text, { minLength: 1, maxLength: 300 }), async (values) => {
+        const lines = await column<string>(values, (x) => sql`json_object('x', ${x})`);
+        for (const { raw, v } of lines) assert.equal(v, JSON.stringify({ x: raw }), JSON.stringify(raw));
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  /** A whole export of `def`, written by SQLite and by the JavaScript encoder: the same bytes. */
+  async function sameBoth(def: Resource, p: ListPlan, shape: Shape | undefined, bySqlite = true): Promise<void> {
+    const conn = await openExportConnection(t.database.store, 'sqlite-lines test');
+    try {
+      const shaped = shape === undefined ? p : withShape(p, shape);
+      assert.equal((await sqliteLineOf(conn, exportLayout(def, shaped.shape), shaped)) !== undefined, bySqlite, `${def.collection}: SQLite writes it: ${bySqlite}`);
+      let counted = 0;
+      const database = await bytesOf(await streamExport(conn, def, p, shape, { format: 'ndjson', onBatch: (n) => (counted += n) }));
+      const javascript = await bytesOf(await streamExport(conn, def, p, shape, { format: 'ndjson', encodeInDatabase: false }));
+      assert.equal(database.toString('utf8'), javascript.toString('utf8'), `${def.collection} ${JSON.stringify(shape)}`);
+      assert.ok(database.equals(javascript));
+      assert.equal(counted, javascript.toString('utf8').split('\n').length - 1, 'rows counted as written');
+    } finally {
+      await conn.close();
+    }
+  }
+
+  it('every NDJSON export of a plain collection is the same bytes whichever writes it: fields, sorts, filters, cursors, many batches', async () => {
+    const names = ['=SUM(A1:A2)', 'quote "x"', 'line\nbreak', 'cr\rx', 'tab\tx', 'back\\slash', "it's", 'žluťoučký kůň 😀', 'sep\u2028x', 'ctl\x01\x1f\x7f', 'slash /x', '{"json": [1]}'];
+    for (const [i, name] of names.entries()) {
+      const res = await t.admin('POST', '/admin/api/products', {
+        articleNumber: `SQL-${i}`,
+        name,
+        description: i % 3 === 0 ? null : `${name} ${name}`.repeat(i * 40),
+        price: `${i}.5`,
+        currency: 'CZK',
+        vatRate: [0, 21, 0.000123, 0.1, 99.99999, 12.5][i % 6],
+        weight: [null, 0, 1e-4, 1.5e-3, 99999999999999.9, 123456.789, 0.3, 2][i % 8],
+        url: i % 2 ? `http://shop.test/?q="${i}",x` : null,
+      });
+      assert.equal(res.statusCode, 201, res.body);
+    }
+    const plans = (def: Resource): Array<Record<string, unknown>> => [
+      { filters: {} },
+      { filters: {}, sort: '-updatedAt' },
+      { filters: {}, sort: 'createdAt' },
+      { filters: def.collection === 'products' ? { q: "it's" } : { updatedSince: '2000-01-01T00:00:00Z' } },
+      { filters: { ids: '1,3,5,7,40,41,42' }, sort: '-id' },
+    ];
+    for (const def of RESOURCES.filter((r) => exportLayout(r).identity)) {
+      for (const request of plans(def)) {
+        if (request.sort && !(def.sorts as string[]).includes(String(request.sort).replace(/^-/, ''))) continue;
+        await sameBoth(def, plan(def, request as never, t.ctx.hashKey), undefined);
+      }
+      const some = def.fields.filter((f) => f.name !== 'id').slice(0, 3).map((f) => f.name);
+      await sameBoth(def, plan(def, { filters: {} }, t.ctx.hashKey), { fields: some });
+      const page = await t.get(`/api/v2/${def.collection}?limit=3&sort=-updatedAt`, (await t.credential([def.scope])).token);
+      const cursor = page.json().pagination.nextCursor as string | null;
+      if (cursor) await sameBoth(def, plan(def, { filters: {}, cursor }, t.ctx.hashKey), undefined);
+    }
+    // A number printf writes otherwise than JavaScript: that export is JavaScript's, the bytes the same.
+    const products = RESOURCES.find((r) => r.collection === 'products')!;
+    for (const weight of [1e21, 1.5e-7, 0.1 + 0.7, 999999999999999.9, 54935381158050940]) {
+      const res = await t.admin('POST', '/admin/api/products', { articleNumber: `SQL-W-${weight}`, name: 'Heavy', price: '1.00', currency: 'CZK', vatRate: 21, weight });
+      assert.equal(res.statusCode, 201, res.body);
+      await sameBoth(products, plan(products, { filters: {} }, t.ctx.hashKey), undefined, false);
+      // Other rows of the collection still are SQLite's to write.
+      await sameBoth(products, plan(products, { filters: { ids: '1,2,3' } }, t.ctx.hashKey), undefined);
+      await t.admin('DELETE', `/admin/api/products/${(res.json() as { id: number }).id}`);
+    }
+  });
+
+  it('leaves to JavaScript what it does not write: nested values, includes, CSV', async () => {
+    const conn = await openExportConnection(t.database.store, 'sqlite-lines test');
+    try {
+      const orders = RESOURCES.find((r) => r.collection === 'orders')!;
+      const products = RESOURCES.find((r) => r.collection === 'products')!;
+      const withBrand = plan(products, { filters: {}, shape: { include: ['brand'] } }, t.ctx.hashKey);
+      assert.equal(await sqliteLineOf(conn, exportLayout(orders), plan(orders, { filters: {} }, t.ctx.hashKey)), undefined);
+      assert.equal(await sqliteLineOf(conn, exportLayout(products, withBrand.shape), withBrand), undefined);
+      // Those exports are still whole and the same as the records' path.
+      const a = await bytesOf(await streamExport(conn, products, withBrand, undefined, { format: 'ndjson' }));
+      const b = await bytesOf(await streamExport(conn, products, withBrand, undefined, { format: 'ndjson', encodeInDatabase: false }));
+      assert.ok(a.length > 0 && a.equals(b));
+      const csv = await bytesOf(await streamExport(conn, products, plan(products, { filters: {} }, t.ctx.hashKey), undefined, { format: 'csv', csv: CSV_DEFAULTS }));
+      assert.match(csv.toString('utf8'), /^id,/);
+    } finally {
+      await conn.close();
+    }
+  });
+});
