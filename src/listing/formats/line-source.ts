@@ -26,17 +26,19 @@ export class LineSource {
     layout: ExportLayout,
     plan: ListPlan,
     private readonly line: NonNullable<ReturnType<typeof sqliteLine>>,
-    pieceBytes?: number,
   ) {
     this.plan = { ...plan, shape: layout.shape };
-    this.bytes = new ByteWriter(pieceBytes);
+    this.bytes = new ByteWriter();
   }
 
   /** The next batch of about `bytes` bytes of lines, or undefined at the end. */
   async next(bytes: number): Promise<EncodedBatch | undefined> {
     if (this.done) return undefined;
     const limit = this.bytesPerRow === undefined ? FIRST_BATCH_ROWS : batchRows(bytes / this.bytesPerRow);
-    const query = (await orderedQuery(this.conn.db, this.plan, (q) => q.select([this.line.as('line'), sql.ref('t.id').as('id'), sql.ref(SORT_COLUMNS[this.plan.sortKey]).as('sort_value')]))).limit(limit);
+    // The sort value only where it is not the id: a value fewer per row.
+    const byId = this.plan.sortKey === 'id';
+    const keyset = byId ? [sql.ref('t.id').as('id')] : [sql.ref('t.id').as('id'), sql.ref(SORT_COLUMNS[this.plan.sortKey]).as('sort_value')];
+    const query = (await orderedQuery(this.conn.db, this.plan, (q) => q.select([this.line.as('line'), ...keyset]))).limit(limit);
     const rows = await this.conn.arrays(query.compile());
     if (rows.length < limit) this.done = true;
     if (rows.length === 0) return undefined;
@@ -49,7 +51,7 @@ export class LineSource {
     this.bytesPerRow = Math.max(1, chars / rows.length);
     const last = rows[rows.length - 1];
     const id = Number(last[1]);
-    this.plan = { ...this.plan, after: this.plan.sortKey === 'id' ? [id] : [String(last[2]), id] };
+    this.plan = { ...this.plan, after: byId ? [id] : [String(last[2]), id] };
     return { pieces: this.bytes.take(), rows: rows.length };
   }
 }
