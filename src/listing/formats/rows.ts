@@ -5,8 +5,9 @@ import { copyStatement, CopySource } from './copy-source.ts';
 import type { CsvOptions } from './csv.ts';
 import type { ExportRows } from './export.ts';
 import type { ExportFormat } from './negotiate.ts';
-import { LineSource, sqliteLineOf } from './line-source.ts';
+import { LineSource } from './line-source.ts';
 import { BatchSource } from './source.ts';
+import { sqliteLine } from './sqlite-lines.ts';
 
 /** What the first batch of an encoded export waits for: one piece, so that a bad query fails before the response starts. */
 const FIRST_BYTES = 1 << 16;
@@ -23,7 +24,7 @@ export async function openExportRows(conn: ExportConnection, layout: ExportLayou
     const source = new CopySource(conn.copyOut!(statement));
     return { kind: 'encoded', first: await source.next(FIRST_BYTES), next: (bytes) => source.next(bytes) };
   }
-  const line = encodeInDatabase && conn.dialect === 'sqlite' && format === 'ndjson' ? await sqliteLineOf(conn, layout, plan) : undefined;
+  const line = encodeInDatabase && conn.dialect === 'sqlite' && format === 'ndjson' ? sqliteLine(layout) : undefined;
   if (line) {
     const lines = new LineSource(conn, layout, plan, line);
     return { kind: 'encoded', first: await lines.next(FIRST_BYTES), next: (bytes) => lines.next(bytes) };

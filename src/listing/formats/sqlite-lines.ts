@@ -13,8 +13,9 @@ import { cellTypeOf, literal } from './pg-lines.ts';
  * `json_object` quotes text as JSON.stringify does (`"` and `\` escaped, \b \f \n \r \t by name, other control
  * characters as lowercase \u00xx, nothing else escaped: not `/`, DEL or U+2028), writes integers as their digits
  * and NULL as null. What it writes otherwise is a REAL (`2.0`, and 15 digits where JavaScript writes up to 17),
- * so a number field is written through printf (below) and each export first checks that its numbers are ones
- * printf writes as JavaScript does (`numbersInRange`); an export with one that is not goes the JavaScript way.
+ * so a number field is written through printf (below), and each row says whether its numbers are ones printf
+ * writes as JavaScript does (`sqliteNumbersInRange`); from a batch with one that is not, the export is read as
+ * records and encoded in JavaScript (line-source.ts).
  * Integer and text fields hold what the API wrote into them (integers and text: the schemas validate every
  * write), so their values are written as they are stored.
  *
@@ -44,7 +45,7 @@ export const sqliteNumberInRange = (x: Expr): Expr =>
 
 /**
  * The condition that every number of a row is one `sqliteJsonNumber` writes as JavaScript does, or undefined
- * when the layout has no number: an export checks it over its rows before SQLite writes them.
+ * when the layout has no number: each line's row brings it (line-source.ts).
  */
 export function sqliteNumbersInRange(layout: ExportLayout): Expr | undefined {
   const numbers = layout.shape.shown.filter((f) => cellTypeOf(f) === 'number').map((f) => sqliteNumberInRange(sql.ref(f.column) as unknown as Expr));

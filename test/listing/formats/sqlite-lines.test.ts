@@ -6,8 +6,8 @@ import { plan, withShape, type ListPlan } from '../../../src/listing/engine.ts';
 import { exportLayout } from '../../../src/listing/formats/columns.ts';
 import { openExportConnection } from '../../../src/listing/formats/connection.ts';
 import { CSV_DEFAULTS } from '../../../src/listing/formats/csv.ts';
-import { sqliteLineOf } from '../../../src/listing/formats/line-source.ts';
-import { sqliteJsonNumber, sqliteNumberInRange } from '../../../src/listing/formats/sqlite-lines.ts';
+import { lineSourceStats } from '../../../src/listing/formats/line-source.ts';
+import { sqliteJsonNumber, sqliteLine, sqliteNumberInRange } from '../../../src/listing/formats/sqlite-lines.ts';
 import { streamExport } from '../../../src/listing/formats/stream.ts';
 import type { Shape } from '../../../src/listing/shape.ts';
 import { RESOURCES } from '../../../src/modules/registry.ts';
@@ -86,18 +86,27 @@ describe('NDJSON lines SQLite writes', { timeout: 300_000 }, () => {
     );
   });
 
-  /** A whole export of `def`, written by SQLite and by the JavaScript encoder: the same bytes. */
-  async function sameBoth(def: Resource, p: ListPlan, shape: Shape | undefined, bySqlite = true): Promise<void> {
+  /**
+   * A whole export of `def`, written by SQLite and by the JavaScript encoder: the same bytes. `by`: which wrote
+   * the first export's batches (`sqlite`: all of them; `both`: SQLite's lines, then records from a batch with a
+   * number printf writes otherwise; `javascript`: none were SQLite's).
+   */
+  async function sameBoth(def: Resource, p: ListPlan, shape: Shape | undefined, by: 'sqlite' | 'both' | 'javascript' = 'sqlite'): Promise<void> {
     const conn = await openExportConnection(t.database.store, 'sqlite-lines test');
     try {
       const shaped = shape === undefined ? p : withShape(p, shape);
-      assert.equal((await sqliteLineOf(conn, exportLayout(def, shaped.shape), shaped)) !== undefined, bySqlite, `${def.collection}: SQLite writes it: ${bySqlite}`);
+      assert.ok(sqliteLine(exportLayout(def, shaped.shape)), `${def.collection}: SQLite has its lines`);
+      const before = { ...lineSourceStats };
       let counted = 0;
       const database = await bytesOf(await streamExport(conn, def, p, shape, { format: 'ndjson', onBatch: (n) => (counted += n) }));
+      const lines = lineSourceStats.lineBatches - before.lineBatches;
+      const records = lineSourceStats.recordBatches - before.recordBatches;
       const javascript = await bytesOf(await streamExport(conn, def, p, shape, { format: 'ndjson', encodeInDatabase: false }));
       assert.equal(database.toString('utf8'), javascript.toString('utf8'), `${def.collection} ${JSON.stringify(shape)}`);
       assert.ok(database.equals(javascript));
       assert.equal(counted, javascript.toString('utf8').split('\n').length - 1, 'rows counted as written');
+      const expected = { sqlite: [true, false], both: [true, true], javascript: [false, true] }[by];
+      assert.deepEqual([lines > 0, records > 0], expected, `${def.collection}: batches of lines ${lines}, of records ${records}`);
     } finally {
       await conn.close();
     }
@@ -136,13 +145,16 @@ describe('NDJSON lines SQLite writes', { timeout: 300_000 }, () => {
       const cursor = page.json().pagination.nextCursor as string | null;
       if (cursor) await sameBoth(def, plan(def, { filters: {}, cursor }, t.ctx.hashKey), undefined);
     }
-    // A number printf writes otherwise than JavaScript: that export is JavaScript's, the bytes the same.
+    // A number printf writes otherwise than JavaScript (the last product): the first batches are SQLite's lines,
+    // the batch holding it and any after are records encoded in JavaScript; the bytes are the same.
     const products = RESOURCES.find((r) => r.collection === 'products')!;
     for (const weight of [1e21, 1.5e-7, 0.1 + 0.7, 999999999999999.9, 54935381158050940]) {
       const res = await t.admin('POST', '/admin/api/products', { articleNumber: `SQL-W-${weight}`, name: 'Heavy', price: '1.00', currency: 'CZK', vatRate: 21, weight });
       assert.equal(res.statusCode, 201, res.body);
-      await sameBoth(products, plan(products, { filters: {} }, t.ctx.hashKey), undefined, false);
-      // Other rows of the collection still are SQLite's to write.
+      await sameBoth(products, plan(products, { filters: {} }, t.ctx.hashKey), undefined, 'both');
+      // Newest first, it is in the first batch: no line is SQLite's.
+      await sameBoth(products, plan(products, { filters: {}, sort: '-id' }, t.ctx.hashKey), undefined, 'javascript');
+      // Exports without it are SQLite's to write.
       await sameBoth(products, plan(products, { filters: { ids: '1,2,3' } }, t.ctx.hashKey), undefined);
       await t.admin('DELETE', `/admin/api/products/${(res.json() as { id: number }).id}`);
     }
@@ -154,8 +166,8 @@ describe('NDJSON lines SQLite writes', { timeout: 300_000 }, () => {
       const orders = RESOURCES.find((r) => r.collection === 'orders')!;
       const products = RESOURCES.find((r) => r.collection === 'products')!;
       const withBrand = plan(products, { filters: {}, shape: { include: ['brand'] } }, t.ctx.hashKey);
-      assert.equal(await sqliteLineOf(conn, exportLayout(orders), plan(orders, { filters: {} }, t.ctx.hashKey)), undefined);
-      assert.equal(await sqliteLineOf(conn, exportLayout(products, withBrand.shape), withBrand), undefined);
+      assert.equal(sqliteLine(exportLayout(orders)), undefined);
+      assert.equal(sqliteLine(exportLayout(products, withBrand.shape)), undefined);
       // Those exports are still whole and the same as the records' path.
       const a = await bytesOf(await streamExport(conn, products, withBrand, undefined, { format: 'ndjson' }));
       const b = await bytesOf(await streamExport(conn, products, withBrand, undefined, { format: 'ndjson', encodeInDatabase: false }));
