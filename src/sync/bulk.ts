@@ -1,3 +1,4 @@
+import { StringDecoder } from 'node:string_decoder';
 import { createGunzip } from 'node:zlib';
 import type { Store } from '../db/database.ts';
 import { getSetting, setSetting } from '../db/settings.ts';
@@ -148,14 +149,18 @@ async function* itemsOf(client: MainStoreClient, job: Job, log: SyncLog, signal:
     }
   })();
   let rest = '';
+  // gunzip's pieces end wherever its buffer does, often inside a character of two to four bytes: a piece
+  // decoded on its own would turn both halves into U+FFFD. The decoder keeps such a tail for the next piece.
+  const utf8 = new StringDecoder('utf8');
   try {
     for await (const piece of gunzip) {
-      const text = rest + (piece as Buffer).toString('utf8');
+      const text = rest + utf8.write(piece as Buffer);
       const lines = text.split('\n');
       rest = lines.pop()!;
       if (rest.length > MAX_LINE_BYTES) throw new SyncError(`snapshot ${job.id} has a line longer than ${MAX_LINE_BYTES} bytes`, 'permanent');
       for (const line of lines) if (line) yield JSON.parse(line) as Record<string, unknown>;
     }
+    rest += utf8.end();
     if (rest.trim()) yield JSON.parse(rest) as Record<string, unknown>;
   } catch (error) {
     throw failure ?? error;
