@@ -90,6 +90,10 @@ export function jsonValue(type: CellType, value: Expr): Expr | undefined {
       // node-pg hands numeric over as its text, which the answer holds as a string.
       return sql<string>`'"' || ${value}::text || '"'`;
     case 'datetime':
+      // The API's own timestamp text (`2026-04-24T03:18:00.173Z`, as csvCell assumes): nothing in it to escape,
+      // so it is only quoted. to_json for each of them cost a tenth of an NDJSON export's time in PostgreSQL
+      // (`COPY` of 104 182 product-parameter values into /dev/null, medians of six: 0.51 s against 0.43 s).
+      return sql<string>`'"' || ${value}::text || '"'`;
     case 'string':
       // PostgreSQL escapes what JSON.stringify escapes: `"`, `\`, and control characters (\b \f \n \r \t by
       // name, the others as lowercase \u00xx); neither escapes anything else (U+2028, DEL).
