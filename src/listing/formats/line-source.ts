@@ -9,7 +9,7 @@ import { lineEncoder } from './ndjson.ts';
 import { BatchSource, batchRows, FIRST_BATCH_ROWS } from './source.ts';
 import { sqliteNumbersInRange, type sqliteLine } from './sqlite-lines.ts';
 
-/** Batches of lines SQLite wrote, and batches of records encoded here after a number it would write otherwise: for tests and operators. */
+/** Batches of lines SQLite wrote, and batches of records encoded here after a number it would write otherwise (the tests read which path an export took). */
 export const lineSourceStats = { lineBatches: 0, recordBatches: 0 };
 
 /**

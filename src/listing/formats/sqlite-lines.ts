@@ -32,10 +32,11 @@ import { cellTypeOf, literal } from './pg-lines.ts';
 type Expr = RawBuilder<string>;
 
 /**
- * A number as JSON text the way JavaScript writes it, for the values `numberInRange` accepts: NULL stays NULL
- * (json_object's null; printf would write it as 0), 0 (and -0) is `0`, otherwise printf's 15 significant digits without trailing zeros, which for 1e-4 <= |x| < 1e15 is fixed
- * notation. Where those 15 digits read back as the same double they are JavaScript's own shortest digits:
- * no two decimals of at most 15 digits are the same double. `json()` makes the text a JSON value of the object.
+ * A number as JSON text the way JavaScript writes it, for the values `sqliteNumberInRange` accepts: NULL stays
+ * NULL (json_object's null; printf would write it as 0), 0 (and -0) is `0`, otherwise printf's 15 significant
+ * digits without trailing zeros, which for 1e-4 <= |x| < 1e15 is fixed notation. Where those 15 digits read back
+ * as the same double they are JavaScript's own shortest digits: no two decimals of at most 15 digits are the
+ * same double. `json()` makes the text a JSON value of the object.
  */
 export const sqliteJsonNumber = (x: Expr): Expr => sql<string>`json(case when ${x} is null then null when ${x} = 0 then '0' else printf('%.15g', ${x}) end)`;
 
