@@ -110,7 +110,10 @@ async function exportsOf(backend: string, store: Store, url: string, sqliteFile:
       await pipeline(stream, new Writable({
         write: (c: Buffer, _e, cb) => {
           bytes += c.length;
-          for (const byte of c) if (byte === 10) lines++;
+          // Lines counted by indexOf: a loop over every byte in JavaScript took 2.1 s of 93 MB while the test suite ran
+          // (indexOf 0.05 s)
+          // and was inside the streamed export's time, which every run before 2026-11-26 23:30 UTC overstates.
+          for (let at = c.indexOf(10); at !== -1; at = c.indexOf(10, at + 1)) lines++;
           cb();
         },
       }));
