@@ -71,7 +71,7 @@ describe('NDJSON lines SQLite writes', { timeout: 300_000 }, () => {
     assert.deepEqual((await column<string>([null], (x) => sql`json_object('x', ${sqliteJsonNumber(x)})`)).map((r) => r.v), ['{"x":null}']);
     assert.deepEqual((await column<number>([null], (x) => sqliteNumberInRange(x))).map((r) => r.v), [1]);
     const inRange = fc.oneof(fc.double({ min: 1e-4, max: 1e15, noNaN: true }), fc.double({ min: -1e15, max: -1e-4, noNaN: true }), fc.double({ min: 1e-4, max: 1e3, noNaN: true }));
-    // Values of few digits, as prices, weights and rates are: all of them in range.
+    // Values of few digits, as prices, weights and rates are (those from 1e-4 up are in range).
     const short = fc.tuple(fc.integer({ min: -999_999_999, max: 999_999_999 }), fc.integer({ min: 0, max: 6 })).map(([n, d]) => n / 10 ** d);
     await fc.assert(fc.asyncProperty(fc.array(fc.oneof(inRange, short, fc.double({ noNaN: true })), { minLength: 1, maxLength: 300 }), check), { numRuns: 60 });
   });
