@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { ExportLayout } from './columns.ts';
 import { lineEncoderNames } from './ndjson.ts';
-import { cellTypeOf, literal } from './pg-lines.ts';
+import { cellTypeOf, everyNumber, literal } from './line-cells.ts';
 
 /*
  * An NDJSON export's lines written by SQLite itself (`json_object`), byte for byte what ndjson.ts writes, so
@@ -48,10 +48,7 @@ export const sqliteNumberInRange = (x: Expr): Expr =>
  * The condition that every number of a row is one `sqliteJsonNumber` writes as JavaScript does, or undefined
  * when the layout has no number: each line's row brings it (line-source.ts).
  */
-export function sqliteNumbersInRange(layout: ExportLayout): Expr | undefined {
-  const numbers = layout.shape.shown.filter((f) => cellTypeOf(f) === 'number').map((f) => sqliteNumberInRange(sql.ref(f.column) as unknown as Expr));
-  return numbers.length ? sql<string>`(${sql.join(numbers, sql` and `)})` : undefined;
-}
+export const sqliteNumbersInRange = (layout: ExportLayout): Expr | undefined => everyNumber(layout, sqliteNumberInRange);
 
 /** The SQL expression of an NDJSON line (without its line end), or undefined when the layout needs the JavaScript encoder. */
 export function sqliteLine(layout: ExportLayout): Expr | undefined {
