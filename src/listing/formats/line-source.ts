@@ -6,7 +6,7 @@ import type { ExportLayout, ExportRecord } from './columns.ts';
 import type { ExportConnection } from './connection.ts';
 import type { EncodedBatch } from './copy-source.ts';
 import { lineEncoder } from './ndjson.ts';
-import { BatchSource, batchRows, FIRST_BATCH_ROWS } from './source.ts';
+import { BatchSource, batchRows, continuedAfter, FIRST_BATCH_ROWS } from './source.ts';
 import { sqliteNumbersInRange, type sqliteLine } from './sqlite-lines.ts';
 
 /** Batches of lines SQLite wrote, and batches of records encoded here after a number it would write otherwise (the tests read which path an export took). */
@@ -72,8 +72,7 @@ export class LineSource {
     }
     this.bytesPerRow = Math.max(1, chars / rows.length);
     const last = rows[rows.length - 1];
-    const id = Number(last[1]);
-    this.plan = { ...this.plan, after: byId ? [id] : [String(last[2]), id] };
+    this.plan = continuedAfter(this.plan, last[1], byId ? undefined : last[2]);
     lineSourceStats.lineBatches += 1;
     return { pieces: this.bytes.take(), rows: rows.length };
   }

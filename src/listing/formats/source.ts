@@ -19,6 +19,10 @@ const MAX_BATCH_ROWS = 4096;
  */
 export const batchRows = (rows: number): number => 2 ** Math.floor(Math.log2(Math.max(MIN_BATCH_ROWS, Math.min(MAX_BATCH_ROWS, rows))));
 
+/** The plan of the batch after a row of this id and sort value: the keyset position an export continues from. */
+export const continuedAfter = (plan: ListPlan, id: unknown, sortValue: unknown): ListPlan =>
+  ({ ...plan, after: plan.sortKey === 'id' ? [Number(id)] : [String(sortValue), Number(id)] });
+
 /**
  * Every row of a listing, in its order, a batch at a time. Batches continue by keyset from the last row,
  * through the same `orderedQuery` as a JSON page (so filters, sort and a cursor mean exactly the same).
@@ -64,8 +68,7 @@ export class BatchSource {
     if (records.length < limit) this.done = true;
     if (records.length === 0) return undefined;
     const last = records[records.length - 1];
-    const id = Number(last[this.idSlot]);
-    this.plan = { ...this.plan, after: this.plan.sortKey === 'id' ? [id] : [String(last[this.sortSlot]), id] };
+    this.plan = continuedAfter(this.plan, last[this.idSlot], last[this.sortSlot]);
     await this.complete(records);
     return records;
   }
