@@ -186,8 +186,11 @@ for (const dialect of await dialects()) {
           // A paused COPY's connection is closed (copy-source.ts): its backend ends once it sees that.
           await until('no session is left in an export transaction', async () => (await exportSessions()) === 0);
         }
-        // Sockets close as their clients go; give the event loop a moment to see every close.
-        await until('the sockets are closed', () => descriptors() <= base.fds + N);
+        // Sockets close as their clients go; give the event loop a moment to see every close. After the second
+        // round, the wait is for no more than the first left: a leak stays and fails here after 15 s, while a
+        // descriptor still closing does not fail the comparison below by being sampled a moment early (CI once
+        // saw 44 against 43 on PostgreSQL, in a run whose changes touched no connection handling).
+        await until('the sockets are closed', () => descriptors() <= (round === 1 ? base.fds + N : afterRounds[0].fds));
         afterRounds.push({ fds: descriptors(), bytes: await heldBytes() });
       }
 
