@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Store } from '../db/database.ts';
+import { analyzeTables } from '../db/statistics.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { EventBus } from '../events/bus.ts';
 import { publishStagedEvents, stageEvents, type WriteContext } from '../events/log.ts';
@@ -158,6 +159,8 @@ export async function importFile(store: Store, path: string, options: ImportOpti
     if (tally.explicitIds) await advanceSequence(w, writer);
     return publishStagedEvents(w);
   });
+  // A file of many rows is a bulk load: the planner is given statistics of it now, not at autovacuum's next round.
+  if (tally.created + tally.updated > 0) await analyzeTables(store.db, store.dialect, [writer.table]);
   options.onProgress?.(source.totalBytes, source.totalBytes);
   const { records, created, updated, unchanged } = tally;
   return { resource, format, records, created, updated, unchanged, events };

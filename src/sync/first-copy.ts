@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Store, Trx } from '../db/database.ts';
 import { nowIso } from '../db/database.ts';
 import { isConstraintViolation } from '../db/constraint.ts';
+import { analyzeTables } from '../db/statistics.ts';
 import { skipUnrecordedWrite } from '../events/feed.ts';
 import { deferIndexes, restoreIndexes } from './deferred-indexes.ts';
 import type { Row } from '../resources/types.ts';
@@ -40,8 +41,14 @@ export async function beginCopy(store: Store, m: Mirror): Promise<boolean> {
   return false;
 }
 
-/** After a collection's copy: its deferred indexes are built again. */
-export const endCopy = (store: Store, m: Mirror): Promise<void> => restoreIndexes(store, m.table);
+/**
+ * After a collection's copy: its deferred indexes are built again, and PostgreSQL's planner is given statistics
+ * of the rows (statistics.ts), so that the follower's first reads of them are planned like any later ones.
+ */
+export async function endCopy(store: Store, m: Mirror): Promise<void> {
+  await restoreIndexes(store, m.table);
+  await analyzeTables(store.db, store.dialect, [m.table, ...(m.def.lookups ?? []).map((l) => l.table)]);
+}
 
 export interface FirstCopyResult {
   /** Rows written. */

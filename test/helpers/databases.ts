@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Migration } from 'kysely';
+import { sql, type Migration } from 'kysely';
 import pg from 'pg';
 import { openStore, type Dialect, type Store } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
@@ -83,4 +83,10 @@ export async function createTestDatabase(dialect: Dialect, migrations: Record<st
       await c.end();
     },
   };
+}
+
+/** Tables of a PostgreSQL store that ANALYZE has given statistics (pg_statistic holds rows only once it ran). */
+export async function analyzedTables(store: Store): Promise<Set<string>> {
+  const r = await sql<{ tablename: string }>`select distinct tablename from pg_stats where schemaname = current_schema()`.execute(store.db);
+  return new Set(r.rows.map((row) => row.tablename));
 }

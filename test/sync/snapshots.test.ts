@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { getSetting } from '../../src/db/settings.ts';
 import { readState } from '../../src/sync/state.ts';
-import { dialects } from '../helpers/databases.ts';
+import { analyzedTables, dialects } from '../helpers/databases.ts';
 import { assertSameData, indexesOf, listAll, mainHead, newProduct, startInstance, syncOnce, type Instance } from './cluster.ts';
 
 /** What the proxy does with a request: pass it on, answer 404 (an older main store), or cut the answer off after some bytes. */
@@ -70,6 +70,13 @@ for (const dialect of await dialects()) {
         // The progress of the bootstrap is forgotten once it is done; the cursor is at the main store's head.
         assert.equal(await getSetting(follower.database.store.db, 'sync_snapshot_jobs'), undefined);
         assert.equal((await readState(follower.database.store.db))?.cursorSeq, await mainHead(main));
+        if (dialect === 'postgres') {
+          // The copied tables are planned from statistics of the copy, not from none until autovacuum's next round.
+          const analyzed = await analyzedTables(follower.database.store);
+          for (const table of ['products', 'product_parameters', 'product_filters', 'brands', 'categories', 'parameters', 'filters', 'filter_values']) {
+            assert.ok(analyzed.has(table), `${table} has statistics: ${[...analyzed].join(', ')}`);
+          }
+        }
         // A first copy into an empty store records no event per item (docs/sync.md, "Its own events"): its own
         // feed tells a reader from before the copy to start again from a snapshot (410), and starts after it.
         const db = follower.database.store.db;
