@@ -7,7 +7,7 @@ import type { ExportLayout } from './columns.ts';
 import type { ExportConnection } from './connection.ts';
 import type { CsvOptions } from './csv.ts';
 import type { ExportFormat } from './negotiate.ts';
-import { numbersInRange, pgLine } from './pg-lines.ts';
+import { numbersInRange, pgCsvCells, pgCsvOptions, pgLine } from './pg-lines.ts';
 
 /** Bytes of an export's text, finished by the database, and the rows they hold. */
 export interface EncodedBatch {
@@ -36,11 +36,30 @@ export function inlineParameters(query: CompiledQuery): string | undefined {
   return query.sql.replace(/\$(\d+)/g, (_m, n: string) => literals[Number(n) - 1]);
 }
 
-/** The `COPY` statement of an export whose lines PostgreSQL writes, or undefined when they are JavaScript's to write. */
-export async function copyStatement(conn: ExportConnection, layout: ExportLayout, plan: ListPlan, format: ExportFormat, csv: CsvOptions): Promise<string | undefined> {
+/** What an export's `COPY` sends, read into the export's bytes: rows counted, and whether it may end where it is. */
+export interface CopyReader {
+  rows: number;
+  /** True when what was read ends with a whole row (and, for the binary format, its trailer). */
+  readonly done: boolean;
+  push(chunk: Buffer, out: ByteWriter): void;
+}
+
+/** The `COPY` of an export whose text PostgreSQL writes, and a reader of its output for each run. */
+export interface CopyPlan {
+  statement: string;
+  reader(): CopyReader;
+}
+
+/**
+ * The `COPY` of an export whose text PostgreSQL writes, or undefined when it is JavaScript's to write: CSV
+ * through PostgreSQL's own CSV writer where it writes the export's bytes (pgCsvCells), otherwise each row's
+ * whole line (pgLine) in the binary format.
+ */
+export async function copyPlan(conn: ExportConnection, layout: ExportLayout, plan: ListPlan, format: ExportFormat, csv: CsvOptions): Promise<CopyPlan | undefined> {
   if (!conn.copyOut || format === 'xlsx') return undefined;
-  const line = pgLine(layout, format, csv);
-  if (!line) return undefined;
+  const cells = format === 'csv' ? pgCsvCells(layout, csv) : undefined;
+  const line = cells ? undefined : pgLine(layout, format, csv);
+  if (!cells && !line) return undefined;
   const shaped = { ...plan, shape: layout.shape };
   // A number PostgreSQL would write otherwise than JavaScript (a weight of 1e21): the rows are JavaScript's to
   // write. Checked over the export's own rows, on its snapshot; one pass over an index or the table.
@@ -53,10 +72,66 @@ export async function copyStatement(conn: ExportConnection, layout: ExportLayout
   // scan the table and sort it, lines and all: for 100 000 products 40 MB through a disk sort before the first
   // byte (0.8 s). In the index's order the first line comes at once. The setting ends with the transaction.
   await conn.arrays(sql`set local enable_sort = off`.compile(conn.db));
-  const query = await orderedQuery(conn.db, shaped, (q) => q.select(line.as('line')));
+  const query = await orderedQuery(conn.db, shaped, (q) => (cells ? q.select(cells.map((cell, i) => cell.as(`c${i}`))) : q.select(line!.as('line'))));
   const text = inlineParameters(query.compile());
+  if (text === undefined) return undefined;
+  if (cells) return { statement: `copy (${text}) to stdout (${pgCsvOptions(csv)})`, reader: () => new CsvCopyReader() };
   // Binary: each row comes as its length and its bytes, exactly the line; the text format would escape them.
-  return text === undefined ? undefined : `copy (${text}) to stdout (format binary)`;
+  return { statement: `copy (${text}) to stdout (format binary)`, reader: () => new BinaryCopyReader() };
+}
+
+const CRLF = Buffer.from('\r\n');
+
+/**
+ * Reads PostgreSQL's CSV (`COPY … (format csv)`), whose records end in LF, and writes it with the CRLF record
+ * ends of CsvEncoder. A LF ends a record outside quotes; inside a quoted value it is the value's own and stays.
+ * PostgreSQL quotes every value that holds a quote, so outside quotes a `"` opens a quoted value, and inside one
+ * a `"` closes it (a doubled quote closes and opens again). A record may be cut between any two chunks.
+ */
+export class CsvCopyReader implements CopyReader {
+  rows = 0;
+  private quoted = false;
+  /** A record has begun and not ended. */
+  private open = false;
+
+  get done(): boolean {
+    return !this.open;
+  }
+
+  push(chunk: Buffer, out: ByteWriter): void {
+    const end = chunk.length;
+    /** Bytes from here up to `at` are written with the next record end, or at the end of the chunk. */
+    let from = 0;
+    let at = 0;
+    /** The next quote at or after `at` (-1: none in the chunk), found once and kept while it lies ahead. */
+    let quote = chunk.indexOf(0x22);
+    while (at < end) {
+      if (this.quoted) {
+        const close = chunk.indexOf(0x22, at);
+        if (close === -1) break;
+        this.quoted = false;
+        at = close + 1;
+        quote = chunk.indexOf(0x22, at);
+        continue;
+      }
+      const lf = chunk.indexOf(0x0a, at);
+      if (quote !== -1 && (lf === -1 || quote < lf)) {
+        this.quoted = true;
+        at = quote + 1;
+        continue;
+      }
+      if (lf === -1) break;
+      out.writeBytes(chunk, from, lf);
+      out.writeBytes(CRLF);
+      this.rows += 1;
+      this.open = false;
+      from = at = lf + 1;
+    }
+    if (from < end) {
+      out.writeBytes(chunk, from, end);
+      this.open = true;
+    }
+  }
 }
 
 /** `PGCOPY\n\377\r\n\0`, then 32-bit flags and the length of a header extension. */
@@ -68,7 +143,7 @@ const FILE_HEADER = SIGNATURE.length + 8;
  * a 32-bit length and the bytes, then a -1 trailer), writing each row's bytes out as they come: a row may be
  * cut between any two chunks of the stream.
  */
-export class BinaryCopyReader {
+export class BinaryCopyReader implements CopyReader {
   rows = 0;
   done = false;
   private state: 'file' | 'extension' | 'row' | 'data' = 'file';
@@ -180,13 +255,15 @@ export class BinaryCopyReader {
  * waits too.
  */
 export class CopySource {
-  private readonly reader = new BinaryCopyReader();
   private readonly out = new ByteWriter();
   private ended = false;
   private failure: Error | undefined;
   private wake: (() => void) | undefined;
 
-  constructor(private readonly stream: Readable) {
+  constructor(
+    private readonly stream: Readable,
+    private readonly reader: CopyReader,
+  ) {
     const wake = () => this.wake?.();
     stream.on('readable', wake);
     stream.once('end', () => {
@@ -215,7 +292,7 @@ export class CopySource {
       this.wake = undefined;
     }
     if (this.failure) throw this.failure;
-    if (this.ended && !this.reader.done) throw new Error('COPY ended before its trailer');
+    if (this.ended && !this.reader.done) throw new Error('COPY ended inside a row, or before its trailer');
     const pieces = this.out.take();
     if (pieces.length === 0 && this.ended) return undefined;
     return { pieces, rows: this.reader.rows - rows };

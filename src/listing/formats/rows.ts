@@ -1,7 +1,7 @@
 import type { ListPlan } from '../engine.ts';
 import type { ExportLayout } from './columns.ts';
 import type { ExportConnection } from './connection.ts';
-import { copyStatement, CopySource } from './copy-source.ts';
+import { copyPlan, CopySource } from './copy-source.ts';
 import type { CsvOptions } from './csv.ts';
 import type { ExportRows } from './export.ts';
 import type { ExportFormat } from './negotiate.ts';
@@ -19,9 +19,9 @@ const FIRST_BYTES = 1 << 16;
  * (tests compare the two).
  */
 export async function openExportRows(conn: ExportConnection, layout: ExportLayout, plan: ListPlan, format: ExportFormat, csv: CsvOptions, encodeInDatabase = true): Promise<ExportRows> {
-  const statement = encodeInDatabase ? await copyStatement(conn, layout, plan, format, csv) : undefined;
-  if (statement !== undefined) {
-    const source = new CopySource(conn.copyOut!(statement));
+  const copy = encodeInDatabase ? await copyPlan(conn, layout, plan, format, csv) : undefined;
+  if (copy !== undefined) {
+    const source = new CopySource(conn.copyOut!(copy.statement), copy.reader());
     return { kind: 'encoded', first: await source.next(FIRST_BYTES), next: (bytes) => source.next(bytes) };
   }
   const line = encodeInDatabase && conn.dialect === 'sqlite' && format === 'ndjson' ? sqliteLine(layout) : undefined;

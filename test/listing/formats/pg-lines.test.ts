@@ -2,14 +2,15 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { sql } from 'kysely';
+import pg from 'pg';
 import { plan, withShape, type ListPlan } from '../../../src/listing/engine.ts';
 import { exportLayout } from '../../../src/listing/formats/columns.ts';
 import { openExportConnection } from '../../../src/listing/formats/connection.ts';
-import { BinaryCopyReader, copyStatement, inlineParameters } from '../../../src/listing/formats/copy-source.ts';
+import { BinaryCopyReader, copyPlan, CopySource, CsvCopyReader, inlineParameters, type CopyReader } from '../../../src/listing/formats/copy-source.ts';
 import { ByteWriter } from '../../../src/listing/formats/bytes.ts';
 import { CSV_DEFAULTS, CsvEncoder, type CsvOptions } from '../../../src/listing/formats/csv.ts';
 import type { ExportFormat } from '../../../src/listing/formats/negotiate.ts';
-import { csvCell, jsonValue, numberInRange } from '../../../src/listing/formats/pg-lines.ts';
+import { csvCell, jsonValue, numberInRange, pgCsvCell, pgCsvOptions } from '../../../src/listing/formats/pg-lines.ts';
 import { streamExport } from '../../../src/listing/formats/stream.ts';
 import type { Shape } from '../../../src/listing/shape.ts';
 import { RESOURCES } from '../../../src/modules/registry.ts';
@@ -49,6 +50,21 @@ async function bytesOf(stream: AsyncIterable<unknown>): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+/** Where a stream may be cut into chunks: any set of positions inside it. */
+const cutsOf = (stream: Buffer) => fc.uniqueArray(fc.integer({ min: 1, max: stream.length - 1 }), { maxLength: 40 });
+
+/** What a COPY reader writes of `stream` pushed in the pieces between `cuts`; `each` is told every cut's position. */
+function readInPieces(reader: CopyReader, stream: Buffer, cuts: number[], each?: (cut: number) => void): Buffer {
+  const out = new ByteWriter();
+  let at = 0;
+  for (const cut of [...cuts.sort((a, b) => a - b), stream.length]) {
+    reader.push(stream.subarray(at, cut), out);
+    at = cut;
+    each?.(cut);
+  }
+  return Buffer.concat(out.take());
+}
+
 describe('binary COPY reading', () => {
   it('gives the lines whole, whichever bytes the chunks are cut at', () => {
     const lines = ['a,b\r\n', '', 'žluťoučký "kůň"\r\n', 'x'.repeat(70_000)];
@@ -66,19 +82,31 @@ describe('binary COPY reading', () => {
       Buffer.from([0xff, 0xff]),
     ]);
     fc.assert(
-      fc.property(fc.uniqueArray(fc.integer({ min: 1, max: stream.length - 1 }), { maxLength: 40 }), (cuts) => {
+      fc.property(cutsOf(stream), (cuts) => {
         const reader = new BinaryCopyReader();
-        const out = new ByteWriter();
-        let at = 0;
-        for (const cut of [...cuts.sort((a, b) => a - b), stream.length]) {
-          reader.push(stream.subarray(at, cut), out);
-          at = cut;
-        }
-        assert.equal(Buffer.concat(out.take()).toString('utf8'), lines.join(''));
+        const out = readInPieces(reader, stream, cuts);
+        assert.equal(out.toString('utf8'), lines.join(''));
         assert.equal(reader.rows, lines.length);
         assert.equal(reader.done, true);
       }),
       { numRuns: 2000 },
+    );
+  });
+
+  it('reads PostgreSQL\'s CSV into records that end in CRLF, whichever bytes the chunks are cut at', () => {
+    // As PostgreSQL writes them: LF after each record; a value with a delimiter, quote, CR or LF quoted, quotes doubled.
+    const records = ['1,plain,', '2,"a,b","say ""hi"""', '3,"two\nlines","cr\r\nlf"', '4,"""",""""""', '5,žluťoučký,"😀\n"', '6,x'.repeat(9000)];
+    const stream = Buffer.from(records.map((r) => `${r}\n`).join(''), 'utf8');
+    /** Where each record ends in the stream: only there may it end. */
+    const ends = new Set(records.map((_, i) => Buffer.byteLength(records.slice(0, i + 1).map((r) => `${r}\n`).join(''))));
+    fc.assert(
+      fc.property(cutsOf(stream), (cuts) => {
+        const reader = new CsvCopyReader();
+        const out = readInPieces(reader, stream, cuts, (cut) => assert.equal(reader.done, ends.has(cut), `done at ${cut}`));
+        assert.equal(out.toString('utf8'), records.map((r) => `${r}\r\n`).join(''));
+        assert.equal(reader.rows, records.length);
+      }),
+      { numRuns: 500 },
     );
   });
 
@@ -148,12 +176,42 @@ for (const dialect of (await dialects()).filter((d) => d === 'postgres')) {
       );
     });
 
+    it('writes every text, with a number beside it, through its own CSV writer as CsvEncoder does (each delimiter, with and without the guard)', async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(fc.oneof(text, fc.constantFrom('', '\\.', '""', '\r\n')).filter(storable), { minLength: 1, maxLength: 300 }), async (values) => {
+          for (const options of CSV_VARIANTS) {
+            // COPY takes no parameters: the values as literals (node-pg's escapeLiteral, which inlineParameters uses too).
+            const rows = sql.raw(values.map((v, i) => `(${pg.escapeLiteral(v)}, ${i + 1})`).join(', '));
+            const query = sql<string>`select ${pgCsvCell('string', sql.ref('u.x') as never, options)!} as a, ${pgCsvCell('integer', sql.ref('u.i') as never, options)!} as b
+              from (values ${rows}) as u(x, i) order by u.i`.compile(t.database.store.db);
+            const conn = await openExportConnection(t.database.store, 'pg-lines test');
+            try {
+              assert.deepEqual(query.parameters, []);
+              const source = new CopySource(conn.copyOut!(`copy (${query.sql}) to stdout (${pgCsvOptions(options)})`), new CsvCopyReader());
+              const pieces: Buffer[] = [];
+              let rows = 0;
+              for (let batch = await source.next(1 << 16); batch; batch = await source.next(1 << 16)) {
+                pieces.push(...batch.pieces);
+                rows += batch.rows;
+              }
+              const expected = new CsvEncoder([{ name: 'a', type: 'string', slot: 0 }, { name: 'b', type: 'integer', slot: 1 }], options).rows(values.map((v, i) => [v, i + 1]));
+              assert.equal(Buffer.concat(pieces).toString('utf8'), Buffer.concat(expected).toString('utf8'), JSON.stringify(options));
+              assert.equal(rows, values.length);
+            } finally {
+              await conn.close();
+            }
+          }
+        }),
+        { numRuns: 30 },
+      );
+    });
+
     /** Every whole export of `def` in these plans, written by PostgreSQL and by the JavaScript encoders: the same bytes. */
     async function sameBoth(def: Resource, p: ListPlan, shape: Shape | undefined, format: ExportFormat, csv: CsvOptions, byDatabase = true): Promise<void> {
       const conn = await openExportConnection(t.database.store, 'pg-lines test');
       try {
         const layout = exportLayout(def, (shape === undefined ? p : withShape(p, shape)).shape);
-        assert.equal((await copyStatement(conn, layout, p, format, csv)) !== undefined, byDatabase, `${def.collection} ${format}: PostgreSQL writes it: ${byDatabase}`);
+        assert.equal((await copyPlan(conn, layout, p, format, csv)) !== undefined, byDatabase, `${def.collection} ${format}: PostgreSQL writes it: ${byDatabase}`);
         let counted = 0;
         const database = await bytesOf(await streamExport(conn, def, p, shape, { format, csv, onBatch: (n) => (counted += n) }));
         const javascript = await bytesOf(await streamExport(conn, def, p, shape, { format, csv, encodeInDatabase: false }));
@@ -222,10 +280,10 @@ for (const dialect of (await dialects()).filter((d) => d === 'postgres')) {
         const orders = RESOURCES.find((r) => r.collection === 'orders')!;
         const products = RESOURCES.find((r) => r.collection === 'products')!;
         const p = plan(products, { filters: {} }, t.ctx.hashKey);
-        assert.equal(await copyStatement(conn, exportLayout(orders), plan(orders, { filters: {} }, t.ctx.hashKey), 'csv', CSV_DEFAULTS), undefined);
-        assert.equal(await copyStatement(conn, exportLayout(products, plan(products, { filters: {}, shape: { include: ['brand'] } }, t.ctx.hashKey).shape), p, 'ndjson', CSV_DEFAULTS), undefined);
-        assert.equal(await copyStatement(conn, exportLayout(products), p, 'csv', { ...CSV_DEFAULTS, decimal: ',', spreadsheet: true }), undefined);
-        assert.equal(await copyStatement(conn, exportLayout(products), p, 'xlsx', CSV_DEFAULTS), undefined);
+        assert.equal(await copyPlan(conn, exportLayout(orders), plan(orders, { filters: {} }, t.ctx.hashKey), 'csv', CSV_DEFAULTS), undefined);
+        assert.equal(await copyPlan(conn, exportLayout(products, plan(products, { filters: {}, shape: { include: ['brand'] } }, t.ctx.hashKey).shape), p, 'ndjson', CSV_DEFAULTS), undefined);
+        assert.equal(await copyPlan(conn, exportLayout(products), p, 'csv', { ...CSV_DEFAULTS, decimal: ',', spreadsheet: true }), undefined);
+        assert.equal(await copyPlan(conn, exportLayout(products), p, 'xlsx', CSV_DEFAULTS), undefined);
       } finally {
         await conn.close();
       }
