@@ -4,7 +4,9 @@
 // snapshots against paging on SQLite. Everything runs in this process except the database tools.
 // Options: --rows 100000 (product-parameter values wanted; the issue's case is --rows 1011694), --sync-products
 // 20000 (the issue's case 100000; 0 skips the sync part), --backends sqlite,postgres (none: only the sync part),
-// --out bench/results/snapshots-<date>T<hhmm>.md (the time keeps an earlier run of the day).
+// --rounds 3 (each backend's four measurements are taken this many times in turn, and the medians reported: the
+// first read of freshly seeded rows pays for setting their hint bits on PostgreSQL, and the machine's speed moves
+// between runs), --out bench/results/snapshots-<date>T<hhmm>.md (the time keeps an earlier run of the day).
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -38,6 +40,7 @@ const wantedRows = numberOption(options, 'rows', 100_000);
 // 0 is a valid answer here (skip the sync part), which numberOption refuses.
 const syncProducts = options.get('sync-products') === '0' ? 0 : numberOption(options, 'sync-products', 20_000);
 const backends = (options.get('backends') ?? 'sqlite,postgres').split(',').filter((b) => b && b !== 'none');
+const rounds = numberOption(options, 'rounds', 3);
 const startedAt = new Date().toISOString();
 const day = startedAt.slice(0, 10);
 const out = options.get('out') ?? join(import.meta.dirname, 'results', `snapshots-${day}T${startedAt.slice(11, 16).replace(':', '')}.md`);
@@ -48,7 +51,7 @@ const registry = appRegistry();
 const params = registry.byCollection.get('product-parameters')!;
 
 /** `cpu`: CPU seconds (user + system) of this process, or of the tool's, over the step: on a loaded machine the figure that compares. */
-interface Result { backend: string; what: string; rows: number; seconds: number; cpu?: number; mb?: number; peakRssMb?: number }
+interface Result { backend: string; what: string; rows: number; seconds: number; cpu?: number; mb?: number; peakRssMb?: number; round?: number }
 const results: Result[] = [];
 
 /** Runs `work` while sampling this process's RSS; the seconds it took and the peak RSS above where it started. */
@@ -93,12 +96,12 @@ function tool(command: string, args: string[]): Promise<{ seconds: number; cpu: 
 /** The product-parameter listing's columns, as the database's own tools export them. */
 const NATIVE_QUERY = 'select t.id, t.product_id, t.parameter_id, p.name, t.value, p.unit, t.created_at, t.updated_at from product_parameters t join parameters p on p.id = t.parameter_id order by t.id';
 
-async function exportsOf(backend: string, store: Store, url: string, sqliteFile: string | undefined): Promise<void> {
+async function exportsOf(backend: string, store: Store, url: string, sqliteFile: string | undefined, round: number): Promise<void> {
   const hashKey = 'bench';
   for (const format of ['ndjson', 'csv'] as const) {
     const job = await insertJob(store.db, { credentialId: 0, collection: 'product-parameters', format, filters: {}, fields: null }, new Date().toISOString());
     const m = await measured(() => produceSnapshot(store, params, job, hashKey, new AbortController().signal, () => {}));
-    results.push({ backend, what: `snapshot ${format}.gz (into chunks)`, rows: m.value.rows, seconds: m.seconds, cpu: m.cpu, mb: m.value.size / MB, peakRssMb: m.peakRssMb });
+    results.push({ backend, what: `snapshot ${format}.gz (into chunks)`, rows: m.value.rows, seconds: m.seconds, cpu: m.cpu, mb: m.value.size / MB, peakRssMb: m.peakRssMb, round });
     say(`  ${backend} snapshot ${format}: ${m.value.rows} rows ${m.seconds.toFixed(1)} s, ${(m.value.size / MB).toFixed(1)} MB, peak RSS +${m.peakRssMb.toFixed(0)} MB`);
   }
   let bytes = 0;
@@ -120,10 +123,10 @@ async function exportsOf(backend: string, store: Store, url: string, sqliteFile:
       await conn.close();
     }
   });
-  results.push({ backend, what: 'streamed CSV export (not compressed)', rows: lines - 1, seconds: streamed.seconds, cpu: streamed.cpu, mb: bytes / MB, peakRssMb: streamed.peakRssMb });
+  results.push({ backend, what: 'streamed CSV export (not compressed)', rows: lines - 1, seconds: streamed.seconds, cpu: streamed.cpu, mb: bytes / MB, peakRssMb: streamed.peakRssMb, round });
   say(`  ${backend} streamed CSV: ${streamed.seconds.toFixed(1)} s`);
   const native = sqliteFile ? await tool('sqlite3', ['-csv', sqliteFile, NATIVE_QUERY]) : await tool('psql', [url, '-c', `\\copy (${NATIVE_QUERY}) to stdout with csv`]);
-  results.push({ backend, what: sqliteFile ? 'sqlite3 -csv (not compressed)' : 'psql \\copy (not compressed)', rows: native.lines, seconds: native.seconds, cpu: native.cpu, mb: native.bytes / MB });
+  results.push({ backend, what: sqliteFile ? 'sqlite3 -csv (not compressed)' : 'psql \\copy (not compressed)', rows: native.lines, seconds: native.seconds, cpu: native.cpu, mb: native.bytes / MB, round });
   say(`  ${backend} native: ${native.seconds.toFixed(1)} s`);
 }
 
@@ -197,7 +200,10 @@ try {
     say(`seeding ${products} products (about ${wantedRows} parameter values) into ${backend} …`);
     const seeded = await seedStore(store, { products, orders: 0, seed: 1 });
     say(`  ${seeded.productParameters} parameter values`);
-    await exportsOf(backend, store, url, sqliteFile);
+    for (let round = 1; round <= rounds; round++) {
+      say(`  round ${round} of ${rounds}`);
+      await exportsOf(backend, store, url, sqliteFile, round);
+    }
     await store.close();
     await drop();
   }
@@ -206,14 +212,36 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 
-const table = results.map((r) => `| ${r.backend} | ${r.what} | ${r.rows} | ${r.seconds.toFixed(2)} | ${r.cpu === undefined ? '' : r.cpu.toFixed(2)} | ${r.mb === undefined ? '' : r.mb.toFixed(1)} | ${r.peakRssMb === undefined ? '' : `+${r.peakRssMb.toFixed(0)}`} |`);
-/** Each snapshot's time over the database's own export of the same run and backend: the figure the issue's aim (≤ 2×) is about. */
+const median = (xs: number[]): number => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+/** One row per backend and measurement: the medians over the rounds (seconds with their spread), the largest RSS peak. */
+const summary: Array<Result & { spread?: string }> = [];
+for (const r of results) {
+  if (summary.some((x) => x.backend === r.backend && x.what === r.what)) continue;
+  const all = results.filter((x) => x.backend === r.backend && x.what === r.what);
+  const seconds = all.map((x) => x.seconds);
+  const of = (pick: (x: Result) => number | undefined) => (all.some((x) => pick(x) === undefined) ? undefined : median(all.map((x) => pick(x)!)));
+  summary.push({
+    ...r,
+    seconds: median(seconds),
+    cpu: of((x) => x.cpu),
+    peakRssMb: all.some((x) => x.peakRssMb !== undefined) ? Math.max(...all.map((x) => x.peakRssMb ?? 0)) : undefined,
+    spread: all.length > 1 ? `${Math.min(...seconds).toFixed(2)}–${Math.max(...seconds).toFixed(2)}` : undefined,
+  });
+}
+const table = summary.map((r) => `| ${r.backend} | ${r.what} | ${r.rows} | ${r.seconds.toFixed(2)}${r.spread ? ` (${r.spread})` : ''} | ${r.cpu === undefined ? '' : r.cpu.toFixed(2)} | ${r.mb === undefined ? '' : r.mb.toFixed(1)} | ${r.peakRssMb === undefined ? '' : `+${r.peakRssMb.toFixed(0)}`} |`);
+/** Each snapshot's median time over the median of the database's own export, per backend: the figure the issue's aim (≤ 2×) is about. */
 const ratios = backends.map((backend) => {
-  const native = results.find((r) => r.backend === backend && /sqlite3|psql/.test(r.what));
+  const native = summary.find((r) => r.backend === backend && /sqlite3|psql/.test(r.what));
   const ratio = (a?: number, b?: number) => (a !== undefined && b ? `${(a / b).toFixed(2)}×` : '?');
-  const parts = results.filter((r) => r.backend === backend && r.what.startsWith('snapshot')).map((r) => `${r.what.split(' ')[1]} ${ratio(r.seconds, native?.seconds)} (CPU ${ratio(r.cpu, native?.cpu)})`);
-  return `- ${backend}: ${parts.join(', ')} the database's own export, in wall time (CPU time)`;
+  const parts = summary.filter((r) => r.backend === backend && r.what.startsWith('snapshot')).map((r) => `${r.what.split(' ')[1]} ${ratio(r.seconds, native?.seconds)} (CPU ${ratio(r.cpu, native?.cpu)})`);
+  return `- ${backend}: ${parts.join(', ')} the database's own export, in wall time (CPU time), medians of ${rounds} round${rounds === 1 ? '' : 's'}`;
 });
+/** Every round as measured. */
+const rawRounds = results.filter((r) => r.round !== undefined).map((r) => `| ${r.backend} | ${r.round} | ${r.what} | ${r.seconds.toFixed(2)} | ${r.cpu === undefined ? '' : r.cpu.toFixed(2)} |`);
 const report = [
   `# Snapshots benchmark, ${day}`,
   '',
@@ -221,12 +249,15 @@ const report = [
   'Peak RSS is this process\'s, above where the step started (the database tools run in their own process and are not counted).',
   'CPU s: this process\'s user + system time over the step (its zlib threads included), or the tool\'s; on PostgreSQL the client\'s alone (node or psql), not the server\'s.',
   '',
+  `Seconds and CPU s are medians over ${rounds} round${rounds === 1 ? '' : 's'} (each round takes the four measurements of a backend in turn), with the fastest and slowest round's seconds; peak RSS is the largest.`,
+  '',
   '| backend | what | rows | seconds | CPU s | MB | peak RSS (MB) |',
   '|---|---|---|---|---|---|---|',
   ...table,
   '',
   ...ratios,
   '',
+  ...(rawRounds.length ? ['Each round:', '', '| backend | round | what | seconds | CPU s |', '|---|---|---|---|---|', ...rawRounds, ''] : []),
 ].join('\n');
 writeFileSync(out, report);
 say(`\n${report}\nwritten to ${out}`);
