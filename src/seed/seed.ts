@@ -171,14 +171,14 @@ function brandsFor(brands: Brand[], department: Department | undefined): Brand[]
   return fitting.length ? fitting : brands;
 }
 
+/** The tables seeding writes. */
+const SEEDED_TABLES = ['brands', 'categories', 'parameters', 'filters', 'filter_values', 'products', 'product_parameters', 'product_filters', 'orders', 'order_items', 'events'];
+
 /**
  * Writes a realistic demo store: brands and a category tree (when absent), products with parameter and
  * filter values, and orders. The same seed gives the same data. Every row's creation is recorded in the
  * event log like any other write, so followers and webhooks see seeded data too.
  */
-/** The tables seeding writes. */
-const SEEDED_TABLES = ['brands', 'categories', 'parameters', 'filters', 'filter_values', 'products', 'product_parameters', 'product_filters', 'orders', 'order_items', 'events'];
-
 export async function seedStore(store: Store, options: SeedOptions): Promise<SeedResult> {
   const rng = new Random(options.seed ?? 1);
   const orderCount = options.orders ?? 0;
