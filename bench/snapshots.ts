@@ -4,9 +4,9 @@
 // snapshots against paging on SQLite. Everything runs in this process except the database tools.
 // Options: --rows 100000 (product-parameter values wanted; the case is --rows 1011694), --sync-products
 // 20000 (the case 100000; 0 skips the sync part), --backends sqlite,postgres (none: only the sync part),
-// --rounds 3 (each backend's four measurements are taken this many times in turn, and the medians reported: the
-// first read of freshly seeded rows pays for setting their hint bits on PostgreSQL, and the machine's speed moves
-// between runs), --out bench/results/snapshots-<date>T<hhmm>.md (the time keeps an earlier run of the day).
+// --rounds 3 (each backend's four measurements are taken this many times in turn, and the medians reported: one
+// measurement moves with the machine, and the same PostgreSQL snapshot took 2.1 s and 2.7 s in runs minutes apart),
+// --out bench/results/snapshots-<date>T<hhmm>.md (the time keeps an earlier run of the day).
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
