@@ -117,8 +117,9 @@ for (const dialect of await dialects()) {
     before(async () => {
       database = await createTestDatabase(dialect);
       await seedStore(database.store, { products: 300 });
-      // ~100 kB a row, some 30 MB of CSV: far more than socket buffers hold, so a paused export stays running.
-      await database.store.db.updateTable('products').set({ description: 'A long description of a product. '.repeat(3000) }).execute();
+      // ~200 kB a row, some 60 MB of CSV: far more than socket buffers hold (a loopback socket's receive buffer grows
+      // up to net.ipv4.tcp_rmem's maximum, 32 MB here), so a paused export stays running.
+      await database.store.db.updateTable('products').set({ description: 'A long description of a product. '.repeat(6000) }).execute();
       const store = () => (dialect === 'postgres' ? openStore(database.url, { pgPoolSize: 2 * N + 4 }) : database.open());
       roomy = await serve({ EXPORTS_PER_NODE: String(N), EXPORTS_PER_CREDENTIAL: String(N / 2) }, store());
       strict = await serve({ EXPORT_IDLE_TIMEOUT_MS: '1500' }, store());
