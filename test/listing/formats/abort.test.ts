@@ -35,9 +35,10 @@ for (const dialect of await dialects()) {
     before(async () => {
       database = await createTestDatabase(dialect);
       await seedStore(database.store, { products: 400 });
-      // 400 products of ~100 kB each: some 40 MB of CSV, far more than socket buffers hold, so the export
-      // is still running when the client stops reading.
-      await database.store.db.updateTable('products').set({ description: 'A long description of a product. '.repeat(3000) }).execute();
+      // 400 products of ~200 kB each: some 80 MB of CSV, far more than socket buffers hold (a loopback socket's
+      // receive buffer grows up to net.ipv4.tcp_rmem's maximum, 32 MB here), so the export is still running when
+      // the client stops reading.
+      await database.store.db.updateTable('products').set({ description: 'A long description of a product. '.repeat(6000) }).execute();
       const config = loadConfig({ DATABASE_URL: database.url, HOST: '127.0.0.1', PORT: '0', RATE_LIMIT_RPS: '1000', RATE_LIMIT_BURST: '1000' }, {});
       server = await startServer(config, { store: database.store, logger: false });
       const issued = await createCredential(database.store.db, server.ctx.hashKey, 'abort test', ['products:read', 'brands:read']);
