@@ -168,10 +168,6 @@ export class BinaryCopyReader implements CopyReader {
     };
     while (at < chunk.length) {
       if (this.done) throw new Error('COPY sent bytes after its trailer');
-      if (this.state === 'row' && this.held.length === 0) {
-        at = this.rowsInPlace(chunk, at, out);
-        if (at === chunk.length) break;
-      }
       if (this.state === 'data') {
         const n = Math.min(this.remaining, chunk.length - at);
         out.writeBytes(chunk, at, at + n);
@@ -189,10 +185,15 @@ export class BinaryCopyReader implements CopyReader {
           continue;
         }
         if (available() < 6) return hold();
-        const head = take(6);
-        const fields = head.readInt16BE(0);
+        // Nearly every header lies whole in the chunk, and is read where it is: taking each through `take`, a
+        // buffer per row, was most of this reader's time (1.17 M rows: 186 ms against 130-140 ms read in place).
+        const inPlace = this.held.length === 0;
+        const head = inPlace ? chunk : take(6);
+        const offset = inPlace ? at : 0;
+        if (inPlace) at += 6;
+        const fields = head.readInt16BE(offset);
         if (fields !== 1) throw new Error(`COPY row of ${fields} fields, expected 1`);
-        const length = head.readInt32BE(2);
+        const length = head.readInt32BE(offset + 2);
         // pgLine's expressions are never null; a null would be a row the export cannot write.
         if (length < 0) throw new Error('COPY row without a line');
         this.remaining = length;
@@ -212,34 +213,6 @@ export class BinaryCopyReader implements CopyReader {
         if (this.remaining === 0) this.state = 'row';
       }
     }
-  }
-
-  /**
-   * The rows whose headers lie whole in `chunk` from `at`, read in place: nearly every row, since a chunk holds
-   * hundreds. The general path above takes each header through `take`, a buffer per row; for 1.17 M rows that
-   * was most of this reader's 0.2 s. Stops at the trailer, at a header cut by the chunk's end (both left to the
-   * general path), or at the chunk's end, inside a row's bytes (state `data`). Returns where it stopped.
-   */
-  private rowsInPlace(chunk: Buffer, at: number, out: ByteWriter): number {
-    const end = chunk.length;
-    while (at + 6 <= end) {
-      if (chunk[at] === 0xff && chunk[at + 1] === 0xff) return at;
-      const fields = chunk.readInt16BE(at);
-      if (fields !== 1) throw new Error(`COPY row of ${fields} fields, expected 1`);
-      const length = chunk.readInt32BE(at + 2);
-      if (length < 0) throw new Error('COPY row without a line');
-      at += 6;
-      if (at + length > end) {
-        out.writeBytes(chunk, at, end);
-        this.remaining = length - (end - at);
-        this.state = 'data';
-        return end;
-      }
-      out.writeBytes(chunk, at, at + length);
-      at += length;
-      this.rows += 1;
-    }
-    return at;
   }
 
   private endRow(): void {
