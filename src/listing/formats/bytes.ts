@@ -4,6 +4,12 @@
  */
 export const PIECE_BYTES = 1 << 16;
 
+/** Bytes of an export's text, finished by the database (copy-out.ts, line-source.ts), and the rows they hold. */
+export interface EncodedBatch {
+  pieces: Buffer[];
+  rows: number;
+}
+
 /**
  * Collects text as UTF-8 bytes, in pieces of at most `pieceBytes` (a longer text gets a piece of its own).
  * Each line goes into the current piece with `Buffer.write`, rather than a batch's text being built as one

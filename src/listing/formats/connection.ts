@@ -1,11 +1,10 @@
-import type { Readable } from 'node:stream';
 import type SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, type CompiledQuery } from 'kysely';
 import type pg from 'pg';
-import { to as copyTo } from 'pg-copy-streams';
 import { openSqliteConnection, type DB, type Dialect, type Store } from '../../db/database.ts';
 import { withStatementCache } from '../../db/statement-cache.ts';
 import type { Database } from '../../db/tables.ts';
+import { CopyOut, type CopyReader } from './copy-out.ts';
 
 /**
  * A connection of an export's own, in a read-only transaction, so that every batch of a long export (and
@@ -19,11 +18,11 @@ export interface ExportConnection {
   /** Runs a query and returns its rows as arrays of values in select order (no per-row objects: the fast path). */
   arrays(query: CompiledQuery): Promise<unknown[][]>;
   /**
-   * PostgreSQL only: runs `COPY (…) TO STDOUT` on the export's snapshot and streams what it writes. Until the
-   * stream has ended the connection runs nothing else; closed before that (the client went away), the
+   * PostgreSQL only: runs `COPY (…) TO STDOUT` on the export's snapshot, its rows read by `reader`. Until the
+   * COPY has ended the connection runs nothing else; closed before that (the client went away), the
    * connection is cut off and dropped, since a COPY cannot be stopped and a paused one would hold it forever.
    */
-  copyOut?(statement: string): Readable;
+  copyOut?(statement: string, reader: CopyReader): CopyOut;
   /** Ends the transaction and gives the connection back (closes it on SQLite). Safe to call twice. */
   close(): Promise<void>;
 }
@@ -81,32 +80,22 @@ async function postgresExportConnection(pool: pg.Pool, label: string): Promise<E
   }
   const single = { query: client.query.bind(client), release: () => {} };
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect: async () => single as never, end: async () => {} } }) });
-  let copying: Readable | undefined;
+  let copying: CopyOut | undefined;
   return {
     dialect: 'postgres',
     db,
     arrays: async (query) => (await client.query({ text: query.sql, values: [...query.parameters], rowMode: 'array' })).rows as unknown[][],
-    copyOut: (statement) => {
-      const stream = client.query(copyTo(statement));
-      copying = stream;
-      const done = () => {
-        if (copying === stream) copying = undefined;
-      };
-      stream.once('end', done);
-      stream.once('error', (err) => {
-        lost ??= err;
-        done();
-      });
-      return stream;
-    },
+    copyOut: (statement, reader) => (copying = client.query(new CopyOut(statement, reader))),
     close: async () => {
       if (!open) return;
       open = false;
-      if (copying) {
+      if (copying?.running) {
         // The backend may be blocked writing rows nobody reads: closing the socket ends its COPY and its session.
         client.connection.stream.destroy();
         return giveBack(new Error('export stopped during COPY'));
       }
+      // A COPY that failed (an error, a lost connection) leaves a connection not to be used again.
+      lost ??= copying?.error;
       if (lost) return giveBack(lost);
       try {
         await client.query('rollback');

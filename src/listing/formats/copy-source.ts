@@ -1,19 +1,13 @@
-import type { Readable } from 'node:stream';
 import { sql, type CompiledQuery } from 'kysely';
 import pg from 'pg';
 import { filteredQuery, orderedQuery, type ListPlan } from '../engine.ts';
-import { ByteWriter } from './bytes.ts';
+import type { ByteWriter } from './bytes.ts';
 import type { ExportLayout } from './columns.ts';
 import type { ExportConnection } from './connection.ts';
+import type { CopyReader } from './copy-out.ts';
 import type { CsvOptions } from './csv.ts';
 import type { ExportFormat } from './negotiate.ts';
 import { numbersInRange, pgCsvCells, pgCsvOptions, pgLine } from './pg-lines.ts';
-
-/** Bytes of an export's text, finished by the database, and the rows they hold. */
-export interface EncodedBatch {
-  pieces: Buffer[];
-  rows: number;
-}
 
 /**
  * A compiled query with its parameters written into it as literals: `COPY (query)` takes no parameters. Values
@@ -36,14 +30,6 @@ export function inlineParameters(query: CompiledQuery): string | undefined {
   return query.sql.replace(/\$(\d+)/g, (_m, n: string) => literals[Number(n) - 1]);
 }
 
-/** What an export's `COPY` sends, read into the export's bytes: rows counted, and whether it may end where it is. */
-export interface CopyReader {
-  rows: number;
-  /** True when what was read ends with a whole row (and, for the binary format, its trailer). */
-  readonly done: boolean;
-  push(chunk: Buffer, out: ByteWriter): void;
-}
-
 /** The `COPY` of an export whose text PostgreSQL writes, and a reader of its output for each run. */
 export interface CopyPlan {
   statement: string;
@@ -51,9 +37,18 @@ export interface CopyPlan {
 }
 
 /**
+ * PostgreSQL's CSV options under which an NDJSON line is written as it is, with the LF that ends each row: a
+ * quote and a delimiter that no line holds. A line is JSON text (to_json escapes every control character in
+ * values, JSON.stringify in names), so it holds neither byte nor a CR or LF, is never empty (the null
+ * string) and is never `\.`: nothing in it is quoted. Read as text rather than in the binary format, a row is its
+ * line with nothing around it (copy-out.ts passes the lines on as they lie in the socket's chunks).
+ */
+export const PG_LINES_OPTIONS = `format csv, quote E'\\x01', delimiter E'\\x02'`;
+
+/**
  * The `COPY` of an export whose text PostgreSQL writes, or undefined when it is JavaScript's to write: CSV
  * through PostgreSQL's own CSV writer where it writes the export's bytes (pgCsvCells), otherwise each row's
- * whole line (pgLine) in the binary format.
+ * whole line (pgLine): NDJSON as text (PG_LINES_OPTIONS), the CSV line of a single column in the binary format.
  */
 export async function copyPlan(conn: ExportConnection, layout: ExportLayout, plan: ListPlan, format: ExportFormat, csv: CsvOptions): Promise<CopyPlan | undefined> {
   if (!conn.copyOut || format === 'xlsx') return undefined;
@@ -76,61 +71,48 @@ export async function copyPlan(conn: ExportConnection, layout: ExportLayout, pla
   const text = inlineParameters(query.compile());
   if (text === undefined) return undefined;
   if (cells) return { statement: `copy (${text}) to stdout (${pgCsvOptions(csv)})`, reader: () => new CsvCopyReader() };
-  // Binary: each row comes as its length and its bytes, exactly the line; the text format would escape them.
+  if (format === 'ndjson') return { statement: `copy (${text}) to stdout (${PG_LINES_OPTIONS})`, reader: () => new LineCopyReader() };
+  // Binary: each row comes as its length and its bytes, exactly the line; as text, its CR LF would be quoted.
   return { statement: `copy (${text}) to stdout (format binary)`, reader: () => new BinaryCopyReader() };
 }
 
-const CRLF = Buffer.from('\r\n');
-
-/**
- * Reads PostgreSQL's CSV (`COPY … (format csv)`), whose records end in LF, and writes it with the CRLF record
- * ends of CsvEncoder. A LF ends a record outside quotes; inside a quoted value it is the value's own and stays.
- * PostgreSQL quotes every value that holds a quote, so outside quotes a `"` opens a quoted value, and inside one
- * a `"` closes it (a doubled quote closes and opens again). A record may be cut between any two chunks.
- */
-export class CsvCopyReader implements CopyReader {
+/** Reads rows that are the export's lines as they are (PG_LINES_OPTIONS), LF and all. */
+export class LineCopyReader implements CopyReader {
   rows = 0;
-  private quoted = false;
-  /** A record has begun and not ended. */
-  private open = false;
+  /** A row's message has begun and not ended. */
+  protected open = false;
 
   get done(): boolean {
     return !this.open;
   }
 
-  push(chunk: Buffer, out: ByteWriter): void {
-    const end = chunk.length;
-    /** Bytes from here up to `at` are written with the next record end, or at the end of the chunk. */
-    let from = 0;
-    let at = 0;
-    /** The next quote at or after `at` (-1: none in the chunk), found once and kept while it lies ahead. */
-    let quote = chunk.indexOf(0x22);
-    while (at < end) {
-      if (this.quoted) {
-        const close = chunk.indexOf(0x22, at);
-        if (close === -1) break;
-        this.quoted = false;
-        at = close + 1;
-        quote = chunk.indexOf(0x22, at);
-        continue;
-      }
-      const lf = chunk.indexOf(0x0a, at);
-      if (quote !== -1 && (lf === -1 || quote < lf)) {
-        this.quoted = true;
-        at = quote + 1;
-        continue;
-      }
-      if (lf === -1) break;
-      out.writeBytes(chunk, from, lf);
-      out.writeBytes(CRLF);
-      this.rows += 1;
-      this.open = false;
-      from = at = lf + 1;
-    }
-    if (from < end) {
-      out.writeBytes(chunk, from, end);
+  data(chunk: Buffer, start: number, end: number, last: boolean, out: ByteWriter): void {
+    out.writeBytes(chunk, start, end);
+    this.open = !last;
+    if (last) this.rows += 1;
+  }
+}
+
+const CRLF = Buffer.from('\r\n');
+
+/**
+ * Reads PostgreSQL's CSV (`COPY … (format csv)`) and writes it with the CRLF record ends of CsvEncoder. Each row
+ * is one CopyData message ending in the LF PostgreSQL ends records with (a LF inside a quoted value is the
+ * value's own, and is not at the message's end): that last byte becomes CR LF.
+ */
+export class CsvCopyReader extends LineCopyReader {
+  override data(chunk: Buffer, start: number, end: number, last: boolean, out: ByteWriter): void {
+    if (!last) {
+      out.writeBytes(chunk, start, end);
       this.open = true;
+      return;
     }
+    // The message's last piece holds its LF (it may be all the piece holds: the rest came in earlier chunks).
+    if (end === start || chunk[end - 1] !== 0x0a) throw new Error('a CSV row from COPY that does not end in LF');
+    out.writeBytes(chunk, start, end - 1);
+    out.writeBytes(CRLF);
+    this.rows += 1;
+    this.open = false;
   }
 }
 
@@ -141,7 +123,8 @@ const FILE_HEADER = SIGNATURE.length + 8;
 /**
  * Reads PostgreSQL's binary COPY format of one text column (the file header, then per row a 16-bit field count,
  * a 32-bit length and the bytes, then a -1 trailer), writing each row's bytes out as they come: a row may be
- * cut between any two chunks of the stream.
+ * cut between any two chunks of the stream (its messages are read as one stream: the file header comes in the
+ * first row's message).
  */
 export class BinaryCopyReader implements CopyReader {
   rows = 0;
@@ -151,6 +134,11 @@ export class BinaryCopyReader implements CopyReader {
   private held = Buffer.alloc(0);
   private remaining = 0;
 
+  data(chunk: Buffer, start: number, end: number, _last: boolean, out: ByteWriter): void {
+    this.push(start === 0 && end === chunk.length ? chunk : chunk.subarray(start, end), out);
+  }
+
+  /** The next bytes of the stream. */
   push(chunk: Buffer, out: ByteWriter): void {
     let at = 0;
     const available = () => this.held.length + chunk.length - at;
@@ -218,56 +206,5 @@ export class BinaryCopyReader implements CopyReader {
   private endRow(): void {
     this.rows += 1;
     this.state = 'row';
-  }
-}
-
-/**
- * The bytes of an export that PostgreSQL writes (`copy … to stdout`), batch by batch: what has arrived, up to
- * the size asked, without waiting for more once there is some. The stream's own buffer is what the export holds
- * beyond the batch; while the export waits for its client, the stream stops reading the socket and PostgreSQL
- * waits too.
- */
-export class CopySource {
-  private readonly out = new ByteWriter();
-  private ended = false;
-  private failure: Error | undefined;
-  private wake: (() => void) | undefined;
-
-  constructor(
-    private readonly stream: Readable,
-    private readonly reader: CopyReader,
-  ) {
-    const wake = () => this.wake?.();
-    stream.on('readable', wake);
-    stream.once('end', () => {
-      this.ended = true;
-      wake();
-    });
-    stream.once('error', (err: Error) => {
-      this.failure = err;
-      wake();
-    });
-  }
-
-  async next(bytes: number): Promise<EncodedBatch | undefined> {
-    const rows = this.reader.rows;
-    let size = 0;
-    while (size < bytes) {
-      if (this.failure) throw this.failure;
-      const chunk = this.stream.read() as Buffer | null;
-      if (chunk) {
-        this.reader.push(chunk, this.out);
-        size += chunk.length;
-        continue;
-      }
-      if (this.ended || size > 0) break;
-      await new Promise<void>((resolve) => (this.wake = resolve));
-      this.wake = undefined;
-    }
-    if (this.failure) throw this.failure;
-    if (this.ended && !this.reader.done) throw new Error('COPY ended inside a row, or before its trailer');
-    const pieces = this.out.take();
-    if (pieces.length === 0 && this.ended) return undefined;
-    return { pieces, rows: this.reader.rows - rows };
   }
 }

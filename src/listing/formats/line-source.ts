@@ -1,10 +1,9 @@
 import { sql, type AliasedRawBuilder } from 'kysely';
 import { orderedQuery, type ListPlan } from '../engine.ts';
 import { SORT_COLUMNS } from '../resource.ts';
-import { ByteWriter } from './bytes.ts';
+import { ByteWriter, type EncodedBatch } from './bytes.ts';
 import type { ExportLayout, ExportRecord } from './columns.ts';
 import type { ExportConnection } from './connection.ts';
-import type { EncodedBatch } from './copy-source.ts';
 import { lineEncoder } from './ndjson.ts';
 import { BatchSource, batchRows, continuedAfter, FIRST_BATCH_ROWS } from './source.ts';
 import { sqliteNumbersInRange, type sqliteLine } from './sqlite-lines.ts';

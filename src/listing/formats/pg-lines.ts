@@ -151,8 +151,8 @@ const joined = (parts: Expr[]): Expr => sql.join(parts, sql` || `) as Expr;
 export const numbersInRange = (layout: ExportLayout): Expr | undefined => everyNumber(layout, numberInRange);
 
 /**
- * The SQL expression of a whole line (with its line end) of this export, or undefined when the layout or
- * options need the JavaScript encoders.
+ * The SQL expression of a whole line of this export (a CSV line with its CR LF, an NDJSON line without its LF),
+ * or undefined when the layout or options need the JavaScript encoders.
  */
 export function pgLine(layout: ExportLayout, format: 'csv' | 'ndjson', options: CsvOptions): Expr | undefined {
   if (!layout.identity) return undefined;
@@ -183,6 +183,7 @@ export function pgLine(layout: ExportLayout, format: 'csv' | 'ndjson', options: 
     parts.push(literal(`${i === 0 ? '{' : ','}${JSON.stringify(names[i])}:`));
     parts.push(sql<string>`coalesce(${value!}, 'null')`);
   });
-  parts.push(sql.raw<string>(`E'}\\n'`));
+  // COPY ends each row with its LF (PG_LINES_OPTIONS in copy-source.ts).
+  parts.push(literal('}'));
   return joined(parts);
 }

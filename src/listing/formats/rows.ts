@@ -1,7 +1,7 @@
 import type { ListPlan } from '../engine.ts';
 import type { ExportLayout } from './columns.ts';
 import type { ExportConnection } from './connection.ts';
-import { copyPlan, CopySource } from './copy-source.ts';
+import { copyPlan } from './copy-source.ts';
 import type { CsvOptions } from './csv.ts';
 import type { ExportRows } from './export.ts';
 import type { ExportFormat } from './negotiate.ts';
@@ -21,7 +21,7 @@ const FIRST_BYTES = 1 << 16;
 export async function openExportRows(conn: ExportConnection, layout: ExportLayout, plan: ListPlan, format: ExportFormat, csv: CsvOptions, encodeInDatabase = true): Promise<ExportRows> {
   const copy = encodeInDatabase ? await copyPlan(conn, layout, plan, format, csv) : undefined;
   if (copy !== undefined) {
-    const source = new CopySource(conn.copyOut!(copy.statement), copy.reader());
+    const source = conn.copyOut!(copy.statement, copy.reader());
     return { kind: 'encoded', first: await source.next(FIRST_BYTES), next: (bytes) => source.next(bytes) };
   }
   const line = encodeInDatabase && conn.dialect === 'sqlite' && format === 'ndjson' ? sqliteLine(layout) : undefined;

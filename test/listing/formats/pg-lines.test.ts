@@ -2,11 +2,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { sql } from 'kysely';
+import { PassThrough } from 'node:stream';
 import pg from 'pg';
 import { plan, withShape, type ListPlan } from '../../../src/listing/engine.ts';
 import { exportLayout } from '../../../src/listing/formats/columns.ts';
 import { openExportConnection } from '../../../src/listing/formats/connection.ts';
-import { BinaryCopyReader, copyPlan, CopySource, CsvCopyReader, inlineParameters, type CopyReader } from '../../../src/listing/formats/copy-source.ts';
+import { BinaryCopyReader, copyPlan, CsvCopyReader, inlineParameters, LineCopyReader, PG_LINES_OPTIONS } from '../../../src/listing/formats/copy-source.ts';
+import { CopyOut } from '../../../src/listing/formats/copy-out.ts';
 import { ByteWriter } from '../../../src/listing/formats/bytes.ts';
 import { CSV_DEFAULTS, CsvEncoder, type CsvOptions } from '../../../src/listing/formats/csv.ts';
 import type { ExportFormat } from '../../../src/listing/formats/negotiate.ts';
@@ -53,16 +55,61 @@ async function bytesOf(stream: AsyncIterable<unknown>): Promise<Buffer> {
 /** Where a stream may be cut into chunks: any set of positions inside it. */
 const cutsOf = (stream: Buffer) => fc.uniqueArray(fc.integer({ min: 1, max: stream.length - 1 }), { maxLength: 40 });
 
-/** What a COPY reader writes of `stream` pushed in the pieces between `cuts`; `each` is told every cut's position. */
-function readInPieces(reader: CopyReader, stream: Buffer, cuts: number[], each?: (cut: number) => void): Buffer {
-  const out = new ByteWriter();
+/** The pieces of `stream` between `cuts`. */
+function piecesOf(stream: Buffer, cuts: number[]): Buffer[] {
+  const pieces: Buffer[] = [];
   let at = 0;
   for (const cut of [...cuts.sort((a, b) => a - b), stream.length]) {
-    reader.push(stream.subarray(at, cut), out);
+    pieces.push(stream.subarray(at, cut));
     at = cut;
-    each?.(cut);
   }
+  return pieces;
+}
+
+/** What the binary COPY reader writes of `stream` pushed in the pieces between `cuts`. */
+function readInPieces(reader: BinaryCopyReader, stream: Buffer, cuts: number[]): Buffer {
+  const out = new ByteWriter();
+  for (const piece of piecesOf(stream, cuts)) reader.push(piece, out);
   return Buffer.concat(out.take());
+}
+
+/** A backend message of the protocol: its type, its length and its content. */
+function message(type: string, content: Buffer | string = Buffer.alloc(0)): Buffer {
+  const body = Buffer.from(content);
+  const head = Buffer.alloc(5);
+  head.write(type, 0, 'latin1');
+  head.writeUInt32BE(body.length + 4, 1);
+  return Buffer.concat([head, body]);
+}
+
+/**
+ * A COPY read from a socket that delivers `stream` in the pieces between `cuts`, as node-pg runs it: what the
+ * reader wrote, the rows counted in the batches, what went back to node-pg's own reader of the socket, and the
+ * statements sent.
+ */
+async function copyInPieces(reader: CsvCopyReader | LineCopyReader, stream: Buffer, cuts: number[]): Promise<{ text: string; rows: number; back: Buffer; sent: string[] }> {
+  const socket = new PassThrough();
+  const back: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => back.push(chunk));
+  const sent: string[] = [];
+  const copy = new CopyOut('copy (select 1) to stdout', reader);
+  copy.submit({ stream: socket, query: (text: string) => sent.push(text) } as never);
+  const written: Buffer[] = [];
+  let rows = 0;
+  for (const piece of piecesOf(stream, cuts)) {
+    socket.write(piece);
+    // Each piece read on its own, as one chunk of a socket (read() joins whatever is buffered).
+    if (!copy.running) continue;
+    const batch = await copy.next(1);
+    // The end (undefined) only once CopyDone is read.
+    if (batch === undefined) assert.equal(copy.running, false);
+    written.push(...(batch?.pieces ?? []));
+    rows += batch?.rows ?? 0;
+  }
+  assert.equal(copy.running, false, 'ended at CopyDone');
+  assert.equal(await copy.next(1), undefined);
+  await new Promise((resolve) => setImmediate(resolve));
+  return { text: Buffer.concat(written).toString('utf8'), rows, back: Buffer.concat(back), sent };
 }
 
 describe('binary COPY reading', () => {
@@ -93,21 +140,46 @@ describe('binary COPY reading', () => {
     );
   });
 
-  it('reads PostgreSQL\'s CSV into records that end in CRLF, whichever bytes the chunks are cut at', () => {
-    // As PostgreSQL writes them: LF after each record; a value with a delimiter, quote, CR or LF quoted, quotes doubled.
-    const records = ['1,plain,', '2,"a,b","say ""hi"""', '3,"two\nlines","cr\r\nlf"', '4,"""",""""""', '5,žluťoučký,"😀\n"', '6,x'.repeat(9000)];
-    const stream = Buffer.from(records.map((r) => `${r}\n`).join(''), 'utf8');
-    /** Where each record ends in the stream: only there may it end. */
-    const ends = new Set(records.map((_, i) => Buffer.byteLength(records.slice(0, i + 1).map((r) => `${r}\n`).join(''))));
-    fc.assert(
-      fc.property(cutsOf(stream), (cuts) => {
+  it('reads each CopyData message as a row and gives node-pg the rest, whichever bytes the socket\'s chunks are cut at', async () => {
+    // As PostgreSQL writes CSV: LF after each record; a value with a delimiter, quote, CR or LF quoted, quotes doubled.
+    const records = ['1,plain,', '2,"a,b","say ""hi"""', '3,"two\nlines","cr\r\nlf\n"', '4,"""",""""""', '5,žluťoučký,"😀\n"', '6,x'.repeat(9000)];
+    // After CopyDone, what node-pg reads itself.
+    const after = Buffer.concat([message('C', 'COPY 6\0'), message('Z', 'T')]);
+    const stream = Buffer.concat([
+      message('H', Buffer.from([0, 0, 0])),
+      // Messages the backend may send in between: a notice, a parameter's new value.
+      ...records.map((r, i) => Buffer.concat([i === 2 ? message('N', 'Snotice\0\0') : Buffer.alloc(0), i === 4 ? message('S', 'TimeZone\0UTC\0') : Buffer.alloc(0), message('d', `${r}\n`)])),
+      message('c'),
+      after,
+    ]);
+    await fc.assert(
+      fc.asyncProperty(cutsOf(stream), async (cuts) => {
         const reader = new CsvCopyReader();
-        const out = readInPieces(reader, stream, cuts, (cut) => assert.equal(reader.done, ends.has(cut), `done at ${cut}`));
-        assert.equal(out.toString('utf8'), records.map((r) => `${r}\r\n`).join(''));
-        assert.equal(reader.rows, records.length);
+        const read = await copyInPieces(reader, stream, cuts);
+        assert.equal(read.text, records.map((r) => `${r}\r\n`).join(''));
+        assert.equal(read.rows, records.length);
+        assert.equal(reader.done, true);
+        assert.ok(read.back.equals(after), 'what follows CopyDone goes back to node-pg, whole');
+        assert.deepEqual(read.sent, ['copy (select 1) to stdout']);
       }),
-      { numRuns: 500 },
+      { numRuns: 300 },
     );
+    // NDJSON lines as they come (PG_LINES_OPTIONS): the LF is the row's own.
+    const lines = ['{"a":1}', '{"b":"x\\ny"}', '{"c":"😀"}'];
+    const ndjson = Buffer.concat([message('H', Buffer.from([0, 0, 0])), ...lines.map((l) => message('d', `${l}\n`)), message('c'), after]);
+    await fc.assert(
+      fc.asyncProperty(cutsOf(ndjson), async (cuts) => {
+        const read = await copyInPieces(new LineCopyReader(), ndjson, cuts);
+        assert.equal(read.text, lines.map((l) => `${l}\n`).join(''));
+        assert.equal(read.rows, lines.length);
+        assert.ok(read.back.equals(after));
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('refuses a CSV row that does not end in LF', () => {
+    assert.throws(() => new CsvCopyReader().data(Buffer.from('1,x'), 0, 3, true, new ByteWriter()), /does not end in LF/);
   });
 
   it('refuses a stream that is not one text column', () => {
@@ -187,7 +259,7 @@ for (const dialect of (await dialects()).filter((d) => d === 'postgres')) {
             const conn = await openExportConnection(t.database.store, 'pg-lines test');
             try {
               assert.deepEqual(query.parameters, []);
-              const source = new CopySource(conn.copyOut!(`copy (${query.sql}) to stdout (${pgCsvOptions(options)})`), new CsvCopyReader());
+              const source = conn.copyOut!(`copy (${query.sql}) to stdout (${pgCsvOptions(options)})`, new CsvCopyReader());
               const pieces: Buffer[] = [];
               let rows = 0;
               for (let batch = await source.next(1 << 16); batch; batch = await source.next(1 << 16)) {
@@ -204,6 +276,31 @@ for (const dialect of (await dialects()).filter((d) => d === 'postgres')) {
         }),
         { numRuns: 30 },
       );
+    });
+
+    it('fails a COPY that PostgreSQL ends with an error, with its error, after the rows before it', async () => {
+      const conn = await openExportConnection(t.database.store, 'pg-lines test');
+      let rows = 0;
+      try {
+        const copy = conn.copyOut!(`copy (select '{"x":' || (1 / (5000 - i))::text || '}' from generate_series(1, 10000) as g(i)) to stdout (${PG_LINES_OPTIONS})`, new LineCopyReader());
+        await assert.rejects(async () => {
+          for (let batch = await copy.next(1 << 12); batch; batch = await copy.next(1 << 12)) rows += batch.rows;
+        }, /division by zero/);
+        assert.ok(rows > 0 && rows < 5000, `${rows} rows before the error`);
+        assert.equal(copy.running, false);
+      } finally {
+        await conn.close();
+      }
+      // The connection it gave back was dropped, and the pool still serves exports.
+      const again = await openExportConnection(t.database.store, 'pg-lines test');
+      try {
+        const copy = again.copyOut!(`copy (select '{}' from generate_series(1, 3)) to stdout (${PG_LINES_OPTIONS})`, new LineCopyReader());
+        const batch = await copy.next(1 << 16);
+        assert.equal(Buffer.concat(batch!.pieces).toString(), '{}\n{}\n{}\n');
+        assert.equal(await copy.next(1 << 16), undefined);
+      } finally {
+        await again.close();
+      }
     });
 
     /** Every whole export of `def` in these plans, written by PostgreSQL and by the JavaScript encoders: the same bytes. */
