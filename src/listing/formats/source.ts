@@ -84,7 +84,13 @@ export class BatchSource {
     });
     const attach = def.attach && nestedKeys.length > 0;
     if (!attach && includeKeys.length === 0) return;
-    const items: Row[] = records.map((r) => Object.fromEntries(selected.map((f, slot) => [f.name, r[slot]])));
+    // A loop over the names rather than Object.fromEntries of [name, value] pairs: no array per field.
+    const names = selected.map((f) => f.name);
+    const items: Row[] = records.map((r) => {
+      const item: Row = {};
+      for (let slot = 0; slot < names.length; slot++) item[names[slot]] = r[slot];
+      return item;
+    });
     if (attach) await def.attach!(this.conn.db, items, this.conn.arrays);
     await loadIncludes(this.conn.db, shape.includes, items);
     records.forEach((r, i) => {
