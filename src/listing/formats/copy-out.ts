@@ -69,17 +69,21 @@ export class CopyOut implements pg.Submittable {
     return this.failure;
   }
 
-  /** Called by node-pg when the connection is free: takes over its socket and sends the statement. */
-  submit(connection: pg.Connection): void {
+  /**
+   * Called by node-pg when the connection is free: takes over its socket and sends the statement. An error
+   * returned (not thrown) is node-pg's way for a query that cannot start: it calls handleError with it.
+   */
+  submit(connection: pg.Connection): Error | undefined {
     const socket = connection.stream;
     const listeners = socket.listeners('data');
-    if (listeners.length !== 1) throw new Error(`a COPY expects node-pg's one reader of the socket, found ${listeners.length}`);
+    if (listeners.length !== 1) return new Error(`a COPY expects node-pg's one reader of the socket, found ${listeners.length}`);
     this.pgData = listeners[0] as (chunk: Buffer) => void;
     socket.removeListener('data', this.pgData);
     socket.pause();
     socket.on('readable', this.onReadable);
     this.socket = socket;
     connection.query(this.text);
+    return undefined;
   }
 
   /** node-pg: an ErrorResponse, or the connection lost. */

@@ -112,7 +112,7 @@ async function copyInPieces(reader: CsvCopyReader | LineCopyReader, stream: Buff
   return { text: Buffer.concat(written).toString('utf8'), rows, back: Buffer.concat(back), sent };
 }
 
-describe('binary COPY reading', () => {
+describe('COPY reading', () => {
   it('gives the lines whole, whichever bytes the chunks are cut at', () => {
     const lines = ['a,b\r\n', '', 'žluťoučký "kůň"\r\n', 'x'.repeat(70_000)];
     const row = (line: string) => {
@@ -176,6 +176,17 @@ describe('binary COPY reading', () => {
       }),
       { numRuns: 100 },
     );
+  });
+
+  it('does not start on a connection whose socket it cannot take over from node-pg alone', () => {
+    const socket = new PassThrough();
+    socket.on('data', () => {});
+    socket.on('data', () => {});
+    const sent: string[] = [];
+    const refused = new CopyOut('copy (select 1) to stdout', new LineCopyReader()).submit({ stream: socket, query: (text: string) => sent.push(text) } as never);
+    assert.match(String(refused), /one reader of the socket, found 2/);
+    assert.deepEqual(sent, [], 'nothing sent');
+    assert.equal(socket.listenerCount('data'), 2, 'the listeners left as they were');
   });
 
   it('refuses a CSV row that does not end in LF', () => {
