@@ -4,7 +4,9 @@
 //   (b) a bare node:http server running the API's own SQL through the same driver + JSON.stringify
 //       (bench/ceilings/bare-query.ts);
 //   (c) PostgreSQL only: a bare node:http server running the API's own SQL wrapped so that PostgreSQL builds the
-//       page's JSON (row_to_json, as PostgREST does; bench/ceilings/pg-json.ts), byte for byte the API's answer.
+//       page's JSON (row_to_json, as PostgREST does; bench/ceilings/pg-json.ts), byte for byte the API's answer;
+//   (f) one product only: (b)'s answers served by Fastify with nothing else (bench/ceilings/bare-fastify.ts), what
+//       the framework alone costs per request.
 // Every server runs as a child process; autocannon runs in another (bench/lib/load-worker.mjs).
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -55,7 +57,7 @@ export interface CoreOptions {
   compressed?: boolean;
 }
 
-type ServerKind = 'api' | 'api-info' | 'api-br' | 'api-gzip' | 'static' | 'bare' | 'pgjson';
+type ServerKind = 'api' | 'api-info' | 'api-br' | 'api-gzip' | 'static' | 'bare' | 'pgjson' | 'fastify';
 /** The API asked for a compressed answer: the same server, with Accept-Encoding. */
 const CODINGS: Partial<Record<ServerKind, string>> = { 'api-br': 'br', 'api-gzip': 'gzip' };
 interface Measurement {
@@ -147,7 +149,7 @@ async function startApi(url: string, logLevel: string, profileDir?: string): Pro
   }, `http://127.0.0.1:${port}/healthz`);
 }
 
-async function startCeiling(script: 'static' | 'bare-query' | 'pg-json', url: string, casesFile: string): Promise<Server> {
+async function startCeiling(script: 'static' | 'bare-query' | 'bare-fastify' | 'pg-json', url: string, casesFile: string): Promise<Server> {
   const port = await freePort();
   return startServer(script, NODE, [...TSX, `bench/ceilings/${script}.ts`], { PORT: String(port), DATABASE_URL: url, [CASES_FILE_ENV]: casesFile }, `http://127.0.0.1:${port}/`);
 }
@@ -306,6 +308,7 @@ export async function runCore(o: CoreOptions): Promise<void> {
       const starting: Array<[ServerKind, Promise<Server>]> = [
         ...(o.infoLogs ? [['api-info', startApi(backend.url, 'info')] as [ServerKind, Promise<Server>]] : []),
         ['bare', startCeiling('bare-query', backend.url, casesFile)],
+        ['fastify', startCeiling('bare-fastify', backend.url, casesFile)],
         ...(name === 'postgres' ? [['pgjson', startCeiling('pg-json', backend.url, casesFile)] as [ServerKind, Promise<Server>]] : []),
         ['static', startCeiling('static', backend.url, casesFile)],
       ];
@@ -314,10 +317,13 @@ export async function runCore(o: CoreOptions): Promise<void> {
       const failed = started.find((r) => r.status === 'rejected');
       if (failed) throw failed.reason;
       const bare = servers.find((s) => s.kind === 'bare')!.server;
+      const fastify = servers.find((s) => s.kind === 'fastify')!.server;
       const pgjson = servers.find((s) => s.kind === 'pgjson')?.server;
       for (const c of cases) {
-        const same = isDeepStrictEqual(JSON.parse(await fetchText(bare.url + c.path)), JSON.parse(bodies[c.path]));
-        if (!same) throw new Error(`the bare-query ceiling answers ${c.name} differently from the API; it must run the same query`);
+        for (const [ceiling, server] of [['bare-query', bare], ['bare-fastify', fastify]] as const) {
+          const same = isDeepStrictEqual(JSON.parse(await fetchText(server.url + c.path)), JSON.parse(bodies[c.path]));
+          if (!same) throw new Error(`the ${ceiling} ceiling answers ${c.name} differently from the API; it must run the same query`);
+        }
         // (c) must answer the API's very bytes (key order, number and string formatting included).
         if (pgjson && (await fetchText(pgjson.url + c.path)) !== bodies[c.path]) {
           throw new Error(`the pg-json ceiling answers ${c.name} with other bytes than the API:\n${(await fetchText(pgjson.url + c.path)).slice(0, 400)}\n${bodies[c.path].slice(0, 400)}`);
@@ -325,8 +331,9 @@ export async function runCore(o: CoreOptions): Promise<void> {
       }
       for (const [index, c] of cases.entries()) {
         say(`-- ${c.name} (${round(Buffer.byteLength(bodies[c.path]) / 1024, 1)} KiB)`);
-        // The first listing page is also asked for compressed: the same API server, with Accept-Encoding.
-        const kinds = [...servers];
+        // The first listing page is also asked for compressed: the same API server, with Accept-Encoding. (f) runs
+        // for one product alone, the case where a request's fixed cost is most of it (and it keeps --quick short).
+        const kinds = servers.filter((s) => s.kind !== 'fastify' || !c.list);
         if (o.compressed && index === 0 && c.list) {
           for (const [at, kind] of (['api-br', 'api-gzip'] as const).entries()) {
             kinds.splice(1 + at, 0, { kind, server: api });
@@ -433,6 +440,28 @@ function compressedSection(o: CoreOptions, c: Collected, get: (backend: string, 
   ];
 }
 
+/** What Fastify alone costs: (f) against (b), and the API against (f), for the cases (f) ran (one product). */
+function fastifySection(o: CoreOptions, c: Collected, get: (backend: string, name: string, server: ServerKind) => LoadResult | undefined): string[] {
+  const rows = c.caseNames.flatMap((name) =>
+    o.backends.flatMap((backend) => {
+      const [api, bare, fastify] = (['api', 'bare', 'fastify'] as const).map((k) => get(backend, name, k));
+      if (!api || !bare || !fastify) return [];
+      const share = (x: LoadResult, of: LoadResult) => [`${round((x.rps / of.rps) * 100)} %`, `${round((of.cpuMicrosPerRequest / x.cpuMicrosPerRequest) * 100)} %`];
+      return [[name, backend, round(fastify.rps), round(fastify.cpuMicrosPerRequest), ...share(fastify, bare), ...share(api, fastify)]];
+    }),
+  );
+  if (rows.length === 0) return [];
+  return [
+    '### The framework alone: ceiling (f)',
+    '',
+    '(b)\'s answers served by Fastify with one route and nothing else, in the same rounds: what Fastify costs per request against bare ' +
+      '`node:http`, and what the API\'s own checks (token, scopes, rate limit, validation, ETag, compression negotiation) cost on top of it.',
+    '',
+    table(['case', 'backend', '(f) req/s', '(f) µs CPU/req', '(f) req/s % of (b)', '(f) CPU efficiency % of (b)', 'API req/s % of (f)', 'API CPU efficiency % of (f)'], rows),
+    '',
+  ];
+}
+
 async function renderReport(o: CoreOptions, c: Collected): Promise<string> {
   const get = (backend: string, name: string, server: ServerKind) => c.measurements.find((m) => m.backend === backend && m.case === name && m.server === server)?.result;
   const rows: Array<Array<string | number>> = [];
@@ -469,7 +498,8 @@ async function renderReport(o: CoreOptions, c: Collected): Promise<string> {
       'and so are the latencies (ms). The API runs with `LOG_LEVEL=warn` and a rate limit too high to bite ' +
       '(the bucket is still taken on every request). (b) is a bare `node:http` server running the same SQL through the same driver with ' +
       '`JSON.stringify`; (c), on PostgreSQL only, is a bare `node:http` server running the same SQL wrapped so that PostgreSQL builds the JSON ' +
-      '(`row_to_json` per row joined by `string_agg`, as PostgREST does; checked to answer the API\'s bytes exactly); (a) answers the same bytes from memory.',
+      '(`row_to_json` per row joined by `string_agg`, as PostgREST does; checked to answer the API\'s bytes exactly); (a) answers the same bytes from memory; ' +
+      '(f), for one product, serves (b)\'s answers through Fastify with nothing else (one route, no hooks, plugins, schemas or logger).',
     '',
     `1-minute load average during the run: min ${round(Math.min(...c.loads), 1)}, median ${round(median(c.loads), 1)}, max ${round(Math.max(...c.loads), 1)} ` +
       `(the server and the load generator alone make about 2; more means other work shared the ${cpus().length} cores).`,
@@ -499,6 +529,7 @@ async function renderReport(o: CoreOptions, c: Collected): Promise<string> {
     '"CPU efficiency" is (b)\'s server CPU time per answer over the API\'s: unlike req/s it does not move when other work shares the machine. ' +
       'For PostgreSQL it counts the Node.js process only, not the database\'s.',
     '',
+    ...fastifySection(o, c, get),
     ...compressedSection(o, c, get),
     '## Tokens: `POST /oauth/token`',
     '',
