@@ -18,7 +18,7 @@ export interface CopyReader {
 const COPY_DATA = 0x64; // 'd'
 const COPY_DONE = 0x63; // 'c'
 const COPY_OUT_RESPONSE = 0x48; // 'H'
-/** Messages the backend may send at any time, which a COPY's reader passes over. */
+/** Messages a COPY's reader passes over: CopyOutResponse, which opens it, and those the backend may send at any time. */
 const ASIDE = new Set([0x4e /* NoticeResponse */, 0x53 /* ParameterStatus */, 0x41 /* NotificationResponse */, COPY_OUT_RESPONSE]);
 /** A message's type byte and 32-bit length. */
 const HEADER = 5;

@@ -115,9 +115,10 @@ export function jsonValue(type: CellType, value: Expr): Expr | undefined {
  * quoting is RFC 4180's as CsvEncoder applies it (a value holding the delimiter, a quote, CR or LF is quoted,
  * quotes doubled), done in C: the lines of `pgLine` test each text cell with a regular expression for that.
  * `COPY` of 1.17 M product-parameter values through psql: the lines 1.6 s against 0.94 s for the plain table;
- * these cells 1.3-1.4 s against 1.0-1.1 s in a later run. Two differences are closed here: an empty text would be written `""` (PostgreSQL's way of telling it
- * from null), so it is given as null; and a lone column whose value is `\.` would be quoted (it is the end
- * marker of COPY's text), so a single column is left to `pgLine`. Records end in LF; the reader makes it CRLF.
+ * these cells 1.3-1.4 s against 1.0-1.1 s in a later run. Two differences are closed here: an empty text would
+ * be written `""` (PostgreSQL's way of telling it from null), so it is given as null; and a lone column whose
+ * value is `\.` would be quoted (it is the end marker of COPY's text), so a single column is left to `pgLine`.
+ * Records end in LF; the reader makes it CRLF.
  */
 export function pgCsvCells(layout: ExportLayout, options: CsvOptions): Expr[] | undefined {
   if (!layout.identity || options.spreadsheet || options.decimal === ',') return undefined;

@@ -322,6 +322,7 @@ for (const dialect of (await dialects()).filter((d) => d === 'postgres')) {
         const copy = await copyPlan(conn, layout, p, format, csv);
         assert.equal(copy !== undefined, byDatabase, `${def.collection} ${format}: PostgreSQL writes it: ${byDatabase}`);
         if (copy && format === 'csv') assert.equal(!copy.statement.endsWith('(format binary)'), layout.columns.length > 1, `${def.collection}: CSV of ${layout.columns.length} columns through PostgreSQL's CSV writer`);
+        if (copy && format === 'ndjson') assert.ok(copy.statement.endsWith(`(${PG_LINES_OPTIONS})`), `${def.collection}: NDJSON lines as text, each row its line`);
         let counted = 0;
         const database = await bytesOf(await streamExport(conn, def, p, shape, { format, csv, onBatch: (n) => (counted += n) }));
         const javascript = await bytesOf(await streamExport(conn, def, p, shape, { format, csv, encodeInDatabase: false }));
