@@ -1,6 +1,7 @@
 import type { Executor } from '../db/database.ts';
 import { moneyInputSchema, normalizeMoney } from '../money.ts';
 import { loose } from './loose.ts';
+import { attachNested, checkNestedTable } from './nested.ts';
 import type { Field, FieldDeclaration, Input, JsonSchema, LooseQuery, Resource, ResourceDeclaration, Row, Unique } from './types.ts';
 
 const qualified = (column: string): string => (column.includes('.') ? column : `t.${column}`);
@@ -56,6 +57,8 @@ export function defineResource(r: ResourceDeclaration): Resource {
     if (inc.kind === 'one' && !byName.has(inc.field)) throw new Error(`${r.collection}: include ${name} reads ${inc.field}, which is no field`);
     if (inc.kind === 'many' && !inc.target.fields.some((f) => f.name === inc.by)) throw new Error(`${r.collection}: include ${name}: ${inc.target.collection} has no field ${inc.by}`);
   }
+  for (const [name, t] of Object.entries(r.nestedTables ?? {})) checkNestedTable(r.collection, name, r.nested?.[name], t);
+  if (r.nestedTables && r.attach) throw new Error(`${r.collection}: attach is derived from nestedTables; declare one of them`);
   for (const rel of r.relations ?? []) if (!byName.get(rel.field)?.stored) throw new Error(`${r.collection}: relation field ${rel.field} is not a column of ${r.table}`);
   const written = fields.filter((f) => f.write && f.stored).map((f) => ({ field: f, encode: encoderOf(f) }));
   const shown = fields.filter((f) => f.stored && f.stored !== 'id').map((f) => ({ field: f, encode: encoderOf(f) }));
@@ -84,6 +87,7 @@ export function defineResource(r: ResourceDeclaration): Resource {
     ...r,
     scope: r.scope ?? `${r.collection}:read`,
     scopeDescription: r.scopeDescription ?? `Read ${r.collection}`,
+    attach: r.attach ?? (r.nestedTables ? attachNested(r.nestedTables) : undefined),
     from: r.from ?? ((db: Executor): LooseQuery => loose(db).selectFrom(`${table} as t`)),
     fields,
     filters: r.filters ?? [],

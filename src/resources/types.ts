@@ -200,6 +200,11 @@ export interface ResourceDeclaration extends WriteHooks {
   /** Schemas of the properties `attach` adds. */
   nested?: Record<string, JsonSchema>;
   /**
+   * Where a `nested` array's elements are stored, by its name: `attach` is derived from it (resources/nested.ts),
+   * and PostgreSQL writes export lines holding the elements from it (listing/formats/pg-nested-lines.ts).
+   */
+  nestedTables?: Readonly<Record<string, NestedTable>>;
+  /**
    * A `nested` array whose elements each become one row of a CSV/XLSX export (and of a CSV import), with the
    * item's own columns repeated on each (orders: one row per order item).
    */
@@ -222,6 +227,18 @@ export interface ResourceDeclaration extends WriteHooks {
   derive?(input: Input, existing: Row | undefined): Row;
   /** Event actions besides created/updated/deleted that `extraEvents` records, each with what its `data` is (for the changes feed's documentation). */
   extraEventTypes?: Readonly<Record<string, string>>;
+}
+
+/**
+ * The rows of a table that hold a `nested` array's elements (order items): those whose `parent` column holds the
+ * item's id, in the order of `order`. Each element is an object of `columns`' keys, in their order (which is the
+ * order of the element schema's properties: the JSON answer's), each read from its column as it is stored.
+ */
+export interface NestedTable {
+  table: string;
+  parent: string;
+  order: string;
+  columns: Readonly<Record<string, string>>;
 }
 
 /** A declaration with everything derived that needs no other resource: what the engines serve. */

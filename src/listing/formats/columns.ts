@@ -44,7 +44,8 @@ const typeOf = (s: JsonSchema): string | undefined => {
   return Array.isArray(t) ? (t as string[]).find((x) => x !== 'null') : (t as string | undefined);
 };
 
-function schemaCellType(s: JsonSchema): CellType {
+/** The cell type of a value its JSON Schema describes (a nested element's property, an object field's key). */
+export function schemaCellType(s: JsonSchema): CellType {
   const t = typeOf(s);
   if (t === 'integer') return 'integer';
   if (t === 'number') return 'number';

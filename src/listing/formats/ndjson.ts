@@ -22,7 +22,7 @@ function valueJson(v: unknown): string | undefined {
 }
 
 /** Names that an object would not keep in place: array indexes (JSON.stringify lists them first) and `__proto__` (not a property when assigned). */
-const misplaced = (name: string): boolean => name === '__proto__' || /^(0|[1-9][0-9]*)$/.test(name);
+export const misplaced = (name: string): boolean => name === '__proto__' || /^(0|[1-9][0-9]*)$/.test(name);
 
 const encoders = new WeakMap<ExportLayout, LineEncoder>();
 

@@ -14,8 +14,8 @@ import { lineEncoderNames } from './ndjson.ts';
  * Covered: layouts whose cells are their fields (no nested values, no includes, nothing decoded from JSON
  * text), the API's CSV with any delimiter (with or without the formula guard), and NDJSON. CSV of two columns
  * or more goes through PostgreSQL's own CSV writer, given cells (`pgCsvCells`); a single column, and NDJSON, as
- * whole lines (`pgLine`). Anything else (a `locale`'s decimal comma and dates, orders' items, includes) is left
- * to the JavaScript encoders: both answer undefined. test/listing/formats/pg-lines.test.ts holds each
+ * whole lines (`pgLine`). Nested arrays and JSON-text fields (orders) are pg-nested-lines.ts's; anything else (a
+ * `locale`'s decimal comma and dates, includes) is left to the JavaScript encoders: these answer undefined. test/listing/formats/pg-lines.test.ts holds each
  * expression to the JavaScript encoder on random values, and every export to the other path.
  */
 
@@ -47,7 +47,7 @@ const neutralised = (s: Expr): Expr =>
 
 /** A delimiter as an SQL string literal; they come from CSV_DELIMITERS only. */
 const delimiterText = (d: string): string => (d === '\t' ? `E'\\t'` : `'${d.replace(/'/g, "''")}'`);
-const delimiterLiteral = (d: string): Expr => sql.raw<string>(delimiterText(d));
+export const delimiterLiteral = (d: string): Expr => sql.raw<string>(delimiterText(d));
 
 /**
  * RFC 4180 quoting (csv.ts, `quoted`): a field holding the delimiter, a quote, CR or LF is quoted, quotes doubled.
@@ -143,7 +143,7 @@ export function pgCsvCell(type: CellType, value: Expr, options: CsvOptions): Exp
 export const pgCsvOptions = (options: CsvOptions): string => `format csv, delimiter ${delimiterText(options.delimiter)}`;
 
 /** `a || b || …` of parts. */
-const joined = (parts: Expr[]): Expr => sql.join(parts, sql` || `) as Expr;
+export const joined = (parts: Expr[]): Expr => sql.join(parts, sql` || `) as Expr;
 
 /**
  * The condition that every number of a row is one `jsNumber` writes as JavaScript does, or undefined when the

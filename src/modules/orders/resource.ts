@@ -4,8 +4,8 @@ import { enumListFilter, equalsIgnoreCaseFilter, exactListFilter, idListFilter, 
 import { fromCents, moneyInputSchema, moneySchema, normalizeMoney } from '../../money.ts';
 import { defineResource } from '../../resources/define.ts';
 import { eventFor } from '../../resources/events.ts';
-import { arraysThrough, type Executor } from '../../db/database.ts';
-import type { JsonSchema, ReadArrays, Row } from '../../resources/types.ts';
+import { decodeJsonText } from '../../resources/json-text.ts';
+import type { JsonSchema, NestedTable } from '../../resources/types.ts';
 import { createdAtField, ID_BOUNDS, idField, INT32_BOUNDS, ORDER_STATUSES, updatedAtField } from '../common-fields.ts';
 import { products } from '../products/resource.ts';
 import { amounts, checkAmounts, lineCents, type ItemInput } from './amounts.ts';
@@ -57,27 +57,14 @@ const itemInput: JsonSchema = {
   },
 };
 
-const parseJson = (value: unknown): unknown => (typeof value === 'string' ? JSON.parse(value) : value);
-
-/** Loads the items of a page of orders in one query and attaches them in position order. */
-async function attachItems(db: Executor, rows: Row[], read: ReadArrays = arraysThrough(db)): Promise<void> {
-  const query = db
-    .selectFrom('order_items')
-    .select(['order_id', 'product_id', 'article_number', 'name', 'quantity', 'unit_price', 'vat_rate', 'total'])
-    .where('order_id', 'in', rows.map((r) => r.id as number))
-    .orderBy('order_id')
-    .orderBy('position')
-    .compile();
-  const byOrder = new Map<number, Row[]>();
-  for (const r of await read(query)) {
-    const orderId = r[0] as number;
-    let list = byOrder.get(orderId);
-    if (!list) byOrder.set(orderId, (list = []));
-    // The item's keys in orderItemSchema's order (the JSON answer's).
-    list.push({ productId: r[1], articleNumber: r[2], name: r[3], quantity: r[4], unitPrice: r[5], vatRate: r[6], total: r[7] });
-  }
-  for (const row of rows) row.items = byOrder.get(row.id as number) ?? [];
-}
+/** Where the items are stored; `attach` is derived from it, and PostgreSQL's export lines read it. */
+const itemsTable: NestedTable = {
+  table: 'order_items',
+  parent: 'order_id',
+  order: 'position',
+  // In orderItemSchema's order (the JSON answer's).
+  columns: { productId: 'product_id', articleNumber: 'article_number', name: 'name', quantity: 'quantity', unitPrice: 'unit_price', vatRate: 'vat_rate', total: 'total' },
+};
 
 /** The items of an order, replaced as a whole (in the given order) whenever items are given. */
 async function replaceItems(w: WriteContext, orderId: number, items: ItemInput[]): Promise<void> {
@@ -107,8 +94,8 @@ export const orders = defineResource({
     { name: 'status', column: 'status', type: 'enum', values: ORDER_STATUSES, write: { schema: { type: 'string', enum: [...ORDER_STATUSES] }, default: 'new' } },
     { name: 'email', column: 'email', type: 'string', write: { schema: { type: 'string', format: 'email', maxLength: 320 }, required: true } },
     { name: 'customerName', column: 'customer_name', type: 'string', write: { schema: { type: 'string', minLength: 1, maxLength: 200 }, required: true } },
-    { name: 'billingAddress', column: 'billing_address', type: 'object', schema: addressSchema, decode: parseJson, write: { schema: addressSchema, required: true } },
-    { name: 'shippingAddress', column: 'shipping_address', type: 'object', schema: addressSchema, nullable: true, decode: parseJson, write: { schema: { ...addressSchema, type: ['object', 'null'] }, default: null } },
+    { name: 'billingAddress', column: 'billing_address', type: 'object', schema: addressSchema, decode: decodeJsonText, write: { schema: addressSchema, required: true } },
+    { name: 'shippingAddress', column: 'shipping_address', type: 'object', schema: addressSchema, nullable: true, decode: decodeJsonText, write: { schema: { ...addressSchema, type: ['object', 'null'] }, default: null } },
     { name: 'currency', column: 'currency', type: 'string', write: { schema: { type: 'string', pattern: '^[A-Z]{3}$' }, required: true } },
     { name: 'subtotal', column: 'subtotal', type: 'money', write: { schema: moneyInputSchema({ description: 'Defaults to the sum of item totals.' }) } },
     { name: 'shippingTotal', column: 'shipping_total', type: 'money', write: { schema: moneyInputSchema({ description: 'Defaults to 0.00.' }) } },
@@ -163,7 +150,7 @@ export const orders = defineResource({
   ],
   sorts: ['id', 'updatedAt', 'createdAt'],
   defaultSort: '-createdAt',
-  attach: attachItems,
   nested: { items: { type: 'array', items: orderItemSchema, description: 'The ordered items, in order.' } },
+  nestedTables: { items: itemsTable },
   exportRowPer: 'items',
 });
