@@ -101,7 +101,9 @@ export class CopyOut implements pg.Submittable {
     const rows = this.reader.rows;
     let size = 0;
     while (size < bytes && !this.ended) {
-      if (this.failure) throw this.failure;
+      // The rows before an error go out first (the error comes with the next batch): an error read in the same
+      // chunk as rows must not take them with it.
+      if (this.failure) break;
       const chunk = this.socket ? (this.socket.read() as Buffer | null) : null;
       if (chunk) {
         size += chunk.length;
@@ -112,9 +114,12 @@ export class CopyOut implements pg.Submittable {
       await new Promise<void>((resolve) => (this.wake = resolve));
       this.wake = undefined;
     }
-    if (this.failure) throw this.failure;
-    if (this.ended && !this.reader.done) throw new Error('COPY ended inside a row, or before its trailer');
     const pieces = this.out.take();
+    if (this.failure) {
+      if (this.reader.rows > rows) return { pieces, rows: this.reader.rows - rows };
+      throw this.failure;
+    }
+    if (this.ended && !this.reader.done) throw new Error('COPY ended inside a row, or before its trailer');
     if (pieces.length === 0 && this.ended) return undefined;
     return { pieces, rows: this.reader.rows - rows };
   }
