@@ -123,8 +123,7 @@ export async function orderedQuery(db: Executor, p: ListPlan, select?: (q: Loose
   return ordered((await buildFiltered(db, p)).query, p, select);
 }
 
-/** `orderedQuery` of a filtered query already built (an export's ranges, each after its own keyset position). */
-export function ordered(filtered: LooseQuery, p: ListPlan, select?: (q: LooseQuery) => LooseQuery): LooseQuery {
+function ordered(filtered: LooseQuery, p: ListPlan, select?: (q: LooseQuery) => LooseQuery): LooseQuery {
   let q = select ? select(filtered) : selectFields(filtered, p.def, selectedFields(p.shape));
   const column = SORT_COLUMNS[p.sortKey];
   const op = p.descending ? '<' : '>';

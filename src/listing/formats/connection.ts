@@ -23,11 +23,6 @@ export interface ExportConnection {
    * connection is cut off and dropped, since a COPY cannot be stopped and a paused one would hold it forever.
    */
   copyOut?(statement: string, reader: CopyReader): CopyOut;
-  /**
-   * PostgreSQL only: a second connection reading the same snapshot (`pg_export_snapshot`), for COPYs beside this
-   * one's (copy-ranges.ts); undefined when the pool cannot spare one. Closed with this one.
-   */
-  sibling?(): Promise<ExportConnection | undefined>;
   /** Ends the transaction and gives the connection back (closes it on SQLite). Safe to call twice. */
   close(): Promise<void>;
 }
@@ -61,7 +56,7 @@ function sqliteExportConnection(path: string): ExportConnection {
   };
 }
 
-async function postgresExportConnection(pool: pg.Pool, label: string, snapshot?: string): Promise<ExportConnection> {
+async function postgresExportConnection(pool: pg.Pool, label: string): Promise<ExportConnection> {
   const client = await pool.connect();
   let open = true;
   // The connection may be lost while the export waits for its client (an outage, an operator ending the
@@ -77,8 +72,6 @@ async function postgresExportConnection(pool: pg.Pool, label: string, snapshot?:
   };
   try {
     await client.query('begin isolation level repeatable read read only');
-    // Before any query: the transaction reads the snapshot of the connection it is the sibling of.
-    if (snapshot) await client.query(`set transaction snapshot ${client.escapeLiteral(snapshot)}`);
     // Names the export in pg_stat_activity (and lets a test see that an aborted export let go of it).
     await client.query(`select set_config('application_name', $1, true)`, [label.slice(0, 63)]);
   } catch (err) {
@@ -88,31 +81,14 @@ async function postgresExportConnection(pool: pg.Pool, label: string, snapshot?:
   const single = { query: client.query.bind(client), release: () => {} };
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect: async () => single as never, end: async () => {} } }) });
   let copying: CopyOut | undefined;
-  let exported: Promise<string> | undefined;
-  const siblings: ExportConnection[] = [];
   return {
     dialect: 'postgres',
     db,
     arrays: async (query) => (await client.query({ text: query.sql, values: [...query.parameters], rowMode: 'array' })).rows as unknown[][],
     copyOut: (statement, reader) => (copying = client.query(new CopyOut(statement, reader))),
-    sibling: async () => {
-      // Only while it leaves a quarter of the pool to the app's own requests, and none waits for one: a second
-      // connection speeds one export up, and must not hold the API's pages up (exports themselves take at most
-      // half the pool: slots.ts).
-      const inUse = pool.totalCount - pool.idleCount;
-      if (!open || pool.waitingCount > 0 || inUse + 1 > Math.floor((pool.options.max * 3) / 4)) return undefined;
-      exported ??= client.query<{ id: string }>('select pg_export_snapshot() as id').then((r) => r.rows[0].id);
-      const sibling = await postgresExportConnection(pool, label, await exported);
-      // Closed in the meantime: the sibling goes back at once.
-      if (!open) return void (await sibling.close());
-      siblings.push(sibling);
-      return sibling;
-    },
     close: async () => {
       if (!open) return;
       open = false;
-      // The siblings first: their transactions read this one's snapshot.
-      await Promise.all(siblings.map((c) => c.close()));
       if (copying?.running) {
         // The backend may be blocked writing rows nobody reads: closing the socket ends its COPY and its session.
         client.connection.stream.destroy();

@@ -1,7 +1,6 @@
 import { sql, type CompiledQuery } from 'kysely';
 import pg from 'pg';
-import { filteredQuery, ordered, type ListPlan } from '../engine.ts';
-import { SORT_COLUMNS, type LooseQuery } from '../../resources/types.ts';
+import { filteredQuery, orderedQuery, type ListPlan } from '../engine.ts';
 import type { ByteWriter } from './bytes.ts';
 import type { ExportLayout } from './columns.ts';
 import type { ExportConnection } from './connection.ts';
@@ -32,21 +31,9 @@ export function inlineParameters(query: CompiledQuery): string | undefined {
   return query.sql.replace(/\$(\d+)/g, (_m, n: string) => literals[Number(n) - 1]);
 }
 
-/** A keyset position: the sort key's value and the id, or the id alone (ListPlan.after). */
-export type KeysetPosition = Array<string | number>;
-
 /** The `COPY` of an export whose text PostgreSQL writes, and a reader of its output for each run. */
 export interface CopyPlan {
-  /** The COPY of the whole export. */
   statement: string;
-  /** The COPY of at most `limit` rows of it after `after` (from the plan's own position when undefined). */
-  range(after: KeysetPosition | undefined, limit: number): string;
-  /** The query of the keyset position of the `n`th row after `after`: no row when fewer follow. */
-  position(after: KeysetPosition | undefined, n: number): CompiledQuery;
-  /** The position a row of `position`'s query gives. */
-  positionOf(row: unknown[]): KeysetPosition;
-  /** What a connection runs before its first COPY of this export (the settings end with its transaction). */
-  settings: CompiledQuery[];
   reader(): CopyReader;
 }
 
@@ -78,43 +65,27 @@ export async function copyPlan(conn: ExportConnection, layout: ExportLayout, pla
   // write. Checked over the export's own rows (and their nested elements), on its snapshot; one pass over an
   // index or the table.
   const inRange = nested ? nested.inRange : numbersInRange(layout);
-  // Built once: a filter may consult the database (a category's subtree), and a range is built while the
-  // export's connections are busy with COPYs.
-  const filtered = await filteredQuery(conn.db, shaped);
   if (inRange) {
-    const outside = filtered.select(sql<number>`1`.as('one')).where(sql<boolean>`not ${inRange}`).limit(1);
+    const outside = (await filteredQuery(conn.db, shaped)).select(sql<number>`1`.as('one')).where(sql<boolean>`not ${inRange}`).limit(1);
     if ((await conn.arrays(outside.compile())).length > 0) return undefined;
   }
   // Every sort of a listing has its index (the keyset pages read it). Without a LIMIT the planner would rather
   // scan the table and sort it, lines and all: for 100 000 products 40 MB through a disk sort before the first
-  // byte (0.8 s). In the index's order the first line comes at once.
+  // byte (0.8 s). In the index's order the first line comes at once. The settings end with the transaction.
+  await conn.arrays(sql`set local enable_sort = off`.compile(conn.db));
   // An item's lines with their nested elements (pgNestedLine) make an expression of some hundred functions and a
   // subquery per row, which PostgreSQL's cost estimate sends to JIT compilation with inlining and optimisation:
   // for 100 000 orders that took 1.2-2.6 s more than the 3.5 s of the whole COPY without it (psql, two runs
   // each). Plain lines measured the same either way.
-  const settings = [sql`set local enable_sort = off`.compile(conn.db), sql`set local jit = off`.compile(conn.db)];
-  for (const setting of settings) await conn.arrays(setting);
-  const select = (q: LooseQuery) => (cells ? q.select(cells.map((cell, i) => cell.as(`c${i}`))) : q.select(line!.as('line')));
-  const text = inlineParameters(ordered(filtered, shaped, select).compile());
+  await conn.arrays(sql`set local jit = off`.compile(conn.db));
+  const query = await orderedQuery(conn.db, shaped, (q) => (cells ? q.select(cells.map((cell, i) => cell.as(`c${i}`))) : q.select(line!.as('line'))));
+  const text = inlineParameters(query.compile());
   if (text === undefined) return undefined;
-  const options = cells ? pgCsvOptions(csv) : format === 'ndjson' ? PG_LINES_OPTIONS : 'format binary';
-  const after = (position: KeysetPosition | undefined) => (position ? { ...shaped, after: position } : shaped);
-  const sortColumn = SORT_COLUMNS[plan.sortKey];
-  return {
-    statement: `copy (${text}) to stdout (${options})`,
-    // Positions are numbers and texts the database gave: they always inline.
-    range: (position, limit) => `copy (${inlineParameters(ordered(filtered, after(position), select).limit(limit).compile())!}) to stdout (${options})`,
-    position: (position, n) =>
-      ordered(filtered, after(position), (q) => q.select(plan.sortKey === 'id' ? [sql.ref('t.id').as('id')] : [sql.ref(sortColumn).as('k'), sql.ref('t.id').as('id')]))
-        .offset(n - 1)
-        .limit(1)
-        .compile(),
-    positionOf: (row) => (plan.sortKey === 'id' ? [Number(row[0])] : [String(row[0]), Number(row[1])]),
-    settings,
-    // CSV cells: PostgreSQL's CSV. NDJSON: lines as text. Otherwise binary: each row comes as its length and
-    // its bytes, exactly the line (or an order's lines); as text, its CR LF would be quoted.
-    reader: () => (cells ? new CsvCopyReader() : format === 'ndjson' ? new LineCopyReader() : new BinaryCopyReader()),
-  };
+  if (cells) return { statement: `copy (${text}) to stdout (${pgCsvOptions(csv)})`, reader: () => new CsvCopyReader() };
+  if (format === 'ndjson') return { statement: `copy (${text}) to stdout (${PG_LINES_OPTIONS})`, reader: () => new LineCopyReader() };
+  // Binary: each row comes as its length and its bytes, exactly the line (or an order's lines); as text, its
+  // CR LF would be quoted.
+  return { statement: `copy (${text}) to stdout (format binary)`, reader: () => new BinaryCopyReader() };
 }
 
 /** Reads rows that are the export's lines as they are (PG_LINES_OPTIONS), LF and all. */

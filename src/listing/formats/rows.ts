@@ -1,7 +1,6 @@
 import type { ListPlan } from '../engine.ts';
 import type { ExportLayout } from './columns.ts';
 import type { ExportConnection } from './connection.ts';
-import { RangedCopySource, type RangeOptions } from './copy-ranges.ts';
 import { copyPlan } from './copy-source.ts';
 import type { CsvOptions } from './csv.ts';
 import type { ExportRows } from './export.ts';
@@ -19,12 +18,11 @@ const FIRST_BYTES = 1 << 16;
  * otherwise records read in keyset batches and encoded here. `encodeInDatabase: false` always reads records
  * (tests compare the two).
  */
-export async function openExportRows(conn: ExportConnection, layout: ExportLayout, plan: ListPlan, format: ExportFormat, csv: CsvOptions, encodeInDatabase = true, ranging?: RangeOptions): Promise<ExportRows> {
+export async function openExportRows(conn: ExportConnection, layout: ExportLayout, plan: ListPlan, format: ExportFormat, csv: CsvOptions, encodeInDatabase = true): Promise<ExportRows> {
   const copy = encodeInDatabase ? await copyPlan(conn, layout, plan, format, csv) : undefined;
   if (copy !== undefined) {
-    // Ranges on two connections (copy-ranges.ts).
-    const ranges = new RangedCopySource(conn, copy, ranging);
-    return { kind: 'encoded', first: await ranges.next(FIRST_BYTES), next: (bytes) => ranges.next(bytes) };
+    const source = conn.copyOut!(copy.statement, copy.reader());
+    return { kind: 'encoded', first: await source.next(FIRST_BYTES), next: (bytes) => source.next(bytes) };
   }
   const line = encodeInDatabase && conn.dialect === 'sqlite' && format === 'ndjson' ? sqliteLine(layout) : undefined;
   if (line) {

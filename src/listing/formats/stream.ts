@@ -4,7 +4,6 @@ import type { Shape } from '../shape.ts';
 import type { ResourceDef } from '../resource.ts';
 import { exportLayout } from './columns.ts';
 import type { ExportConnection } from './connection.ts';
-import type { RangeOptions } from './copy-ranges.ts';
 import { CSV_DEFAULTS, type CsvOptions } from './csv.ts';
 import { runExport, type ExportLog } from './export.ts';
 import type { ExportFormat } from './negotiate.ts';
@@ -18,8 +17,6 @@ export interface StreamExportOptions {
   log?: ExportLog;
   /** False: the rows are read and encoded here even where PostgreSQL could write the lines (rows.ts); for tests. */
   encodeInDatabase?: boolean;
-  /** PostgreSQL's COPY ranges (copy-ranges.ts); for tests, a fixed number of rows each. */
-  ranging?: RangeOptions;
   /** Told the number of items of each batch once it is written (a CSV/XLSX order gives one row per item line, counted once here). */
   onBatch?(items: number): void;
   /** The stream goes to a compressor: CSV and NDJSON come in pieces of COMPRESSED_PIECE_BYTES (export.ts). */
@@ -40,7 +37,7 @@ export async function streamExport(conn: ExportConnection, def: ResourceDef, pla
   const shaped = shape === undefined ? plan : withShape({ ...plan, def }, shape);
   const layout = exportLayout(def, shaped.shape);
   const csv = { ...CSV_DEFAULTS, ...options.csv };
-  const rows = await openExportRows(conn, layout, shaped, options.format, csv, options.encodeInDatabase, options.ranging);
+  const rows = await openExportRows(conn, layout, shaped, options.format, csv, options.encodeInDatabase);
   return runExport({
     format: options.format,
     layout,
