@@ -14,9 +14,10 @@ import { lineEncoderNames } from './ndjson.ts';
  * Covered: layouts whose cells are their fields (no nested values, no includes, nothing decoded from JSON
  * text), the API's CSV with any delimiter (with or without the formula guard), and NDJSON. CSV of two columns
  * or more goes through PostgreSQL's own CSV writer, given cells (`pgCsvCells`); a single column, and NDJSON, as
- * whole lines (`pgLine`). Nested arrays and JSON-text fields (orders) are pg-nested-lines.ts's; anything else (a
- * `locale`'s decimal comma and dates, includes) is left to the JavaScript encoders: these answer undefined. test/listing/formats/pg-lines.test.ts holds each
- * expression to the JavaScript encoder on random values, and every export to the other path.
+ * whole lines (`pgLine`). Nested arrays and JSON-text fields (orders) are pg-nested-lines.ts's; anything else
+ * (a `locale`'s decimal comma and dates, includes) is left to the JavaScript encoders: these answer undefined.
+ * test/listing/formats/pg-lines.test.ts holds each expression to the JavaScript encoder on random values, and
+ * every export to the other path.
  */
 
 type Expr = RawBuilder<string>;

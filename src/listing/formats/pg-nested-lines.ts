@@ -19,7 +19,8 @@ import { csvCell, delimiterLiteral, joined, jsonValue, numberInRange } from './p
  *   text stored by hand cannot end the line early).
  * - CSV: all the item's CSV lines, one per element of the exploded array (`exportRowPer`) through a left join
  *   (an item without elements keeps its one line, its element's cells empty), the item's own cells written once
- *   and repeated on each; an object's keys read from its text parsed once (`::jsonb`).
+ *   and repeated on each; an object's keys read from its text parsed once (`::jsonb`), where every value can be
+ *   read as text (`parsable`).
  * Covered: shown fields that pg-lines.ts covers or that are JSON text (CSV: objects whose spread keys are text),
  * nested arrays with a table whose element values it covers, no includes. Anything else stays with JavaScript.
  * Measured on 100 000 orders with 249 518 items: see docs/benchmarks.md ("Exports"). pg-lines.test.ts holds
@@ -55,6 +56,13 @@ function elementsInRange(table: NestedTable, alias: string, numberColumns: strin
   const outside = numberColumns.map((c) => sql<string>`not ${numberInRange(ref(`${alias}.${c}`))}`);
   return sql<string>`not exists (select 1 from ${sql.table(table.table)} as ${sql.raw(alias)} where ${ref(`${alias}.${table.parent}`)} = ${ref('t.id')} and (${sql.join(outside, sql` or `)}))`;
 }
+
+/**
+ * Whether PostgreSQL can read JSON text's values as text: JSON.stringify escapes NUL (`\u0000`) and a lone
+ * surrogate (`\ud800`), which a text cannot hold (PostgreSQL refuses to parse them into one), and escapes no
+ * other character as `\u`: an export whose objects hold either is JavaScript's to write.
+ */
+const parsable = (text: Expr): Expr => sql<string>`(${text} is null or ${text} !~ ${sql.raw(`'\\\\u(0000|d[89a-f])'`)})`;
 
 const allOf = (conditions: Expr[]): Expr | undefined => (conditions.length ? sql<string>`(${sql.join(conditions, sql` and `)})` : undefined);
 
@@ -125,6 +133,7 @@ function csvLines(layout: ExportLayout, options: CsvOptions): NestedLine | undef
         cell = type && csvCell(type, ref(f.column), options);
         if (type === 'number') ranges.push(numberInRange(ref(f.column)));
       } else if (isJsonText(f) && c.type === 'string') {
+        if (!parsed.has(c.slot)) ranges.push(parsable(ref(f.column)));
         parsed.set(c.slot, f);
         cell = csvCell('string', sql<string>`(${ref(`x.j${c.slot}`)} ->> ${literal(c.key)})`, options);
       }
