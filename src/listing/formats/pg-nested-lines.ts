@@ -59,10 +59,13 @@ function elementsInRange(table: NestedTable, alias: string, numberColumns: strin
 
 /**
  * Whether PostgreSQL can read JSON text's values as text: JSON.stringify escapes NUL (`\u0000`) and a lone
- * surrogate (`\ud800`), which a text cannot hold (PostgreSQL refuses to parse them into one), and escapes no
- * other character as `\u`: an export whose objects hold either is JavaScript's to write.
+ * surrogate (`\ud800`), which a text cannot hold (PostgreSQL refuses to parse them into one): an export whose
+ * objects hold either is JavaScript's to write. Upper-case hex too (a text stored by hand). Most texts hold no
+ * `\u` at all, which `strpos` finds byte by byte: over the addresses of 100 000 orders 0.19 s against 0.32 s
+ * for the regular expression alone (psql, three runs each; 0.06-0.09 s to count the rows).
  */
-const parsable = (text: Expr): Expr => sql<string>`(${text} is null or ${text} !~ ${sql.raw(`'\\\\u(0000|d[89a-f])'`)})`;
+const parsable = (text: Expr): Expr =>
+  sql<string>`(${text} is null or strpos(${text}, ${sql.raw(`'\\u'`)}) = 0 or ${text} !~* ${sql.raw(`'\\\\u(0000|d[89a-f])'`)})`;
 
 const allOf = (conditions: Expr[]): Expr | undefined => (conditions.length ? sql<string>`(${sql.join(conditions, sql` and `)})` : undefined);
 

@@ -434,10 +434,11 @@ for (const dialect of (await dialects()).filter((d) => d === 'postgres')) {
       const odd = await t.admin('POST', '/admin/api/orders', { email: 'odd@shop.test', customerName: 'Odd', billingAddress: { name: 'a \ud800 lone', street: 'S', city: 'C', postalCode: '1', country: 'CZ' }, currency: 'CZK', items: [{ name: 'x', quantity: 1, unitPrice: '1.00', vatRate: 21 }] });
       assert.equal(odd.statusCode, 201, odd.body);
       const oddId = (odd.json() as { id: number }).id;
-      for (const stored of [null, '{"name":"nul \\u0000","street":"S","city":"C","postalCode":"1","country":"CZ"}']) {
-        if (stored) await sql`update orders set billing_address = ${stored.replace(' \\u0000', '')}, shipping_address = ${stored} where id = ${oddId}`.execute(t.database.store.db);
+      for (const stored of [null, '{"name":"nul \\u0000","street":"S","city":"C","postalCode":"1","country":"CZ"}', '{"name":"upper \\uD800","street":"S","city":"C","postalCode":"1","country":"CZ"}']) {
+        if (stored) await sql`update orders set billing_address = ${stored.replace(/ \\u[0-9a-fA-F]{4}/, '')}, shipping_address = ${stored} where id = ${oddId}`.execute(t.database.store.db);
         await sameBoth(orders, all, undefined, 'csv', CSV_DEFAULTS, false);
-        await sameBoth(orders, all, undefined, 'ndjson', CSV_DEFAULTS);
+        // Upper-case hex is no text JSON.stringify writes: NDJSON keeps it as stored (a hand-stored text, below).
+        if (!stored?.includes('uD800')) await sameBoth(orders, all, undefined, 'ndjson', CSV_DEFAULTS);
       }
       await t.admin('DELETE', `/admin/api/orders/${oddId}`);
       await sameBoth(orders, all, undefined, 'csv', CSV_DEFAULTS);
