@@ -89,14 +89,18 @@ function xmlText(value: string): string {
   return `<is><t${space}>${s}</t></is>`;
 }
 
-/** Renders one cell; `at` is its ` r="B7"` reference (optional in the standard, but ExcelJS's reader and others need it). */
-type RenderCell = (at: string, value: unknown) => string;
+/**
+ * Renders one cell's XML after its reference's row number: the cell is `<c r="B` + the row + this, so that what
+ * a value renders to does not depend on its row (the reference is optional in the standard, but ExcelJS's reader
+ * and others need it). A value is rendered once for consecutive equal values of its column (XlsxExportWriter).
+ */
+type CellTail = (value: unknown) => string;
 
-function cellRenderer(type: CellType, styles: { date: number; money: number }): RenderCell {
-  const text: RenderCell = (at, v) => `<c${at} t="inlineStr">${xmlText(typeof v === 'string' ? v : type === 'json' ? JSON.stringify(v) : String(v))}</c>`;
-  const number = (style: string): RenderCell => (at, v) => {
+function cellTail(type: CellType, styles: { date: number; money: number }): CellTail {
+  const text: CellTail = (v) => `" t="inlineStr">${xmlText(typeof v === 'string' ? v : type === 'json' ? JSON.stringify(v) : String(v))}</c>`;
+  const number = (style: string): CellTail => (v) => {
     const n = typeof v === 'number' ? v : Number(v);
-    return Number.isFinite(n) ? `<c${at}${style}><v>${n}</v></c>` : text(at, v);
+    return Number.isFinite(n) ? `"${style}><v>${n}</v></c>` : text(v);
   };
   switch (type) {
     case 'integer':
@@ -105,9 +109,9 @@ function cellRenderer(type: CellType, styles: { date: number; money: number }): 
     case 'money':
       return number(` s="${styles.money}"`);
     case 'datetime':
-      return (at, v) => {
+      return (v) => {
         const ms = Date.parse(String(v));
-        return Number.isNaN(ms) ? text(at, v) : `<c${at} s="${styles.date}"><v>${UNIX_EPOCH_SERIAL + ms / DAY_MS}</v></c>`;
+        return Number.isNaN(ms) ? text(v) : `" s="${styles.date}"><v>${UNIX_EPOCH_SERIAL + ms / DAY_MS}</v></c>`;
       };
     default:
       return text;
@@ -125,7 +129,11 @@ export class XlsxExportWriter {
   private readonly workbook: StreamingWorkbookWriter;
   private readonly internals: Internals;
   private readonly letters: string[];
-  private readonly renderers: RenderCell[];
+  /** Per column: `<c r="B`, what renders a value after its row number, and the last value rendered and its XML. */
+  private readonly opens: string[];
+  private readonly tails: CellTail[];
+  private readonly lastValues: unknown[];
+  private readonly lastTails: string[];
   private sheet: ExcelJS.Worksheet | undefined;
   private sheetStream: EntryStream | undefined;
   private sheetCount = 0;
@@ -146,7 +154,10 @@ export class XlsxExportWriter {
       date: this.internals.styles.addStyleModel(DATE_STYLE, ExcelJS.ValueType.Date),
       money: this.internals.styles.addStyleModel(MONEY_STYLE, ExcelJS.ValueType.Number),
     };
-    this.renderers = columns.map((c) => cellRenderer(c.type, styles));
+    this.opens = this.letters.map((l) => `<c r="${l}`);
+    this.tails = columns.map((c) => cellTail(c.type, styles));
+    this.lastValues = columns.map(() => undefined);
+    this.lastTails = columns.map(() => '');
     this.startSheet();
   }
 
@@ -190,15 +201,24 @@ export class XlsxExportWriter {
    * young-generation collections and swell the heap of a long export).
    */
   private render(rows: unknown[][], start: number, end: number): number {
-    const { letters, renderers, bytes } = this;
-    const n = renderers.length;
+    const { opens, tails, lastValues, lastTails, bytes } = this;
+    const n = tails.length;
     for (let r = start; r < end; r++) {
       const row = rows[r];
-      const num = ++this.rowInSheet;
-      let xml = `<row r="${num}">`;
+      const num = String(++this.rowInSheet);
+      let xml = '<row r="' + num + '">';
       for (let i = 0; i < n; i++) {
         const v = row[i];
-        if (v !== null && v !== undefined) xml += renderers[i](` r="${letters[i]}${num}"`, v);
+        if (v === null || v === undefined) continue;
+        // An order's own cells repeat on each of its item lines, and a value renders to the same XML (0 and -0
+        // too; NaN, never equal, is rendered each time): rendered once. With the cells as one concatenation per
+        // cell rather than nested template strings, 250 000 lines of 33 cells (in a scratch measurement, node 20)
+        // took 1.06-1.20 s against 1.60-1.70 s, and rows that repeat nothing about a fifth less.
+        if (v !== lastValues[i]) {
+          lastValues[i] = v;
+          lastTails[i] = tails[i](v);
+        }
+        xml += opens[i] + num + lastTails[i];
       }
       bytes.write(xml + '</row>');
     }
