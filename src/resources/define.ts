@@ -1,5 +1,6 @@
 import type { Executor } from '../db/database.ts';
 import { moneyInputSchema, normalizeMoney } from '../money.ts';
+import { decodeJsonText } from './json-text.ts';
 import { loose } from './loose.ts';
 import { attachNested, checkNestedTable } from './nested.ts';
 import type { Field, FieldDeclaration, Input, JsonSchema, LooseQuery, Resource, ResourceDeclaration, Row, Unique } from './types.ts';
@@ -50,7 +51,12 @@ function uniquesOf(r: ResourceDeclaration, fields: Field[]): Unique[] {
  * (dependents, cascades, sync order) by the registry.
  */
 export function defineResource(r: ResourceDeclaration): Resource {
-  const fields: Field[] = r.fields.map((f) => ({ ...f, column: qualified(f.column), stored: f.column.includes('.') && !f.column.startsWith('t.') ? undefined : f.column.replace(/^t\./, '') }));
+  const fields: Field[] = r.fields.map((f) => {
+    const stored = f.column.includes('.') && !f.column.startsWith('t.') ? undefined : f.column.replace(/^t\./, '');
+    // encoderOf stores objects and arrays as JSON text; what stores them so is read back from it.
+    const jsonText = (f.type === 'object' || f.type === 'array') && stored !== undefined && !f.write?.encode && !f.decode;
+    return { ...f, column: qualified(f.column), stored, ...(jsonText ? { jsonText, decode: decodeJsonText } : {}) };
+  });
   const byName = new Map(fields.map((f) => [f.name, f]));
   for (const [name, inc] of Object.entries(r.includes ?? {})) {
     if (byName.has(name) || r.nested?.[name]) throw new Error(`${r.collection}: include ${name} has the name of a field`);

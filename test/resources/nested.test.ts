@@ -31,6 +31,20 @@ describe('nested tables in a declaration', () => {
     assert.throws(() => defineResource(declaration({ nestedTables: { parts }, attach: async () => {} })), /attach is derived from nestedTables/);
   });
 
+  it('reads an object stored as JSON text back from it, and marks it so, unless the field stores or reads it its own way', () => {
+    const address = { name: 'address', column: 'address', type: 'object' as const, schema: { type: 'object' }, write: { schema: { type: 'object' } } };
+    const byName = (extra: Partial<ResourceDeclaration['fields'][number]>) => defineResource(declaration({ fields: [idField, { ...address, ...extra }] })).fields.find((f) => f.name === 'address')!;
+    const stored = byName({});
+    assert.equal(stored.jsonText, true);
+    assert.deepEqual(stored.decode!('{"a":[1,"x"]}'), { a: [1, 'x'] });
+    assert.equal(byName({ write: { schema: { type: 'object' }, encode: (v) => String(v) } }).jsonText, undefined);
+    const own = (v: unknown) => v;
+    assert.equal(byName({ decode: own }).decode, own);
+    assert.equal(byName({ decode: own }).jsonText, undefined);
+    assert.equal(byName({ column: 'x.address' }).jsonText, undefined, 'a joined table\'s column is not stored here');
+    assert.equal(orders.fields.find((f) => f.name === 'billingAddress')!.jsonText, true);
+  });
+
   for (const dialect of backends) {
     it(`attaches each order's items in position order, and an empty list to an order without any (${dialect})`, async () => {
       const t = await createTestApp(dialect, { seed: { products: 3, orders: 0 } });

@@ -1,5 +1,4 @@
 import { sql, type RawBuilder } from 'kysely';
-import { decodeJsonText } from '../../resources/json-text.ts';
 import type { Field, JsonSchema, NestedTable } from '../../resources/types.ts';
 import { schemaCellType, type ExportLayout } from './columns.ts';
 import type { CsvOptions } from './csv.ts';
@@ -35,8 +34,8 @@ export interface NestedLine {
   inRange?: Expr;
 }
 
-/** A field stored as its JSON text (define.ts), which the lines may write or parse. */
-const isJsonText = (f: Field): boolean => f.type === 'object' && f.decode === decodeJsonText && f.stored !== undefined;
+/** An object stored as its JSON text (define.ts), which the lines may write or parse. */
+const isJsonText = (f: Field): boolean => f.type === 'object' && f.jsonText === true;
 
 const ref = (column: string): Expr => sql.ref(column) as unknown as Expr;
 

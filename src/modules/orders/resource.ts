@@ -4,7 +4,6 @@ import { enumListFilter, equalsIgnoreCaseFilter, exactListFilter, idListFilter, 
 import { fromCents, moneyInputSchema, moneySchema, normalizeMoney } from '../../money.ts';
 import { defineResource } from '../../resources/define.ts';
 import { eventFor } from '../../resources/events.ts';
-import { decodeJsonText } from '../../resources/json-text.ts';
 import type { JsonSchema, NestedTable } from '../../resources/types.ts';
 import { createdAtField, ID_BOUNDS, idField, INT32_BOUNDS, ORDER_STATUSES, updatedAtField } from '../common-fields.ts';
 import { products } from '../products/resource.ts';
@@ -94,8 +93,8 @@ export const orders = defineResource({
     { name: 'status', column: 'status', type: 'enum', values: ORDER_STATUSES, write: { schema: { type: 'string', enum: [...ORDER_STATUSES] }, default: 'new' } },
     { name: 'email', column: 'email', type: 'string', write: { schema: { type: 'string', format: 'email', maxLength: 320 }, required: true } },
     { name: 'customerName', column: 'customer_name', type: 'string', write: { schema: { type: 'string', minLength: 1, maxLength: 200 }, required: true } },
-    { name: 'billingAddress', column: 'billing_address', type: 'object', schema: addressSchema, decode: decodeJsonText, write: { schema: addressSchema, required: true } },
-    { name: 'shippingAddress', column: 'shipping_address', type: 'object', schema: addressSchema, nullable: true, decode: decodeJsonText, write: { schema: { ...addressSchema, type: ['object', 'null'] }, default: null } },
+    { name: 'billingAddress', column: 'billing_address', type: 'object', schema: addressSchema, write: { schema: addressSchema, required: true } },
+    { name: 'shippingAddress', column: 'shipping_address', type: 'object', schema: addressSchema, nullable: true, write: { schema: { ...addressSchema, type: ['object', 'null'] }, default: null } },
     { name: 'currency', column: 'currency', type: 'string', write: { schema: { type: 'string', pattern: '^[A-Z]{3}$' }, required: true } },
     { name: 'subtotal', column: 'subtotal', type: 'money', write: { schema: moneyInputSchema({ description: 'Defaults to the sum of item totals.' }) } },
     { name: 'shippingTotal', column: 'shipping_total', type: 'money', write: { schema: moneyInputSchema({ description: 'Defaults to 0.00.' }) } },
