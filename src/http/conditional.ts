@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { digest } from '../digest.ts';
 import { codingOf, type Coding } from './compression.ts';
+import { utf8Body } from './utf8-body.ts';
 
 /**
  * Characters of the hash kept in an ETag: 22 base64url characters are 132 bits of SHA-1, far beyond any
@@ -94,19 +95,21 @@ const BODY_HEADERS = ['content-type', 'content-length', 'content-encoding', 'con
  * Register after compression.ts's hooks, so that the tag of a 200 is fixed after the compressor chose.
  */
 export function addConditionalRequests(app: FastifyInstance): void {
-  // Before the routes' own onSend hooks and the compressor: the body is still the serialized JSON string.
+  // Before the routes' own onSend hooks and the compressor: the body is still the serialized JSON string, which
+  // this hook hands on as UTF-8 bytes.
   // Callback hooks (here and below), not async ones: they run on every answer, and an async hook costs a
   // promise and a microtask turn each time.
   app.addHook('onSend', (request, reply, payload, done) => {
     if ((request.method !== 'GET' && request.method !== 'HEAD') || reply.statusCode !== 200 || typeof payload !== 'string') return done(null, payload);
     const type = reply.getHeader('content-type');
     if (typeof type !== 'string' || !JSON_TYPE.test(type)) return done(null, payload);
-    // Without a negotiated coding the size does not matter (measuring it walks the whole answer).
-    const coding = request.coding ? codingOf(request, type, Buffer.byteLength(payload)) : undefined;
-    const etag = entityTag(payload, coding);
+    // From here on the answer is its bytes: hashed, measured, compressed and written as they are (utf8-body.ts).
+    const body = utf8Body(payload);
+    const coding = codingOf(request, type, body.length);
+    const etag = entityTag(body, coding);
     reply.header('etag', etag);
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'private, no-cache');
-    if (!notModified(request, etag, reply.getHeader('last-modified'))) return done(null, payload);
+    if (!notModified(request, etag, reply.getHeader('last-modified'))) return done(null, body);
     reply.code(304);
     // An empty body rather than null: Fastify's HEAD handler reads the payload; the length goes below.
     done(null, '');

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import Fastify from 'fastify';
 import { addCompression } from '../../src/http/compression.ts';
@@ -27,6 +28,22 @@ for (const dialect of await dialects()) {
         assert.match(String(first.headers.etag), STRONG_TAG, url);
         assert.equal(first.headers['cache-control'], 'private, no-cache', url);
         assert.equal((await t.get(url, token)).headers.etag, first.headers.etag, `${url}: computed from the answer, so stable`);
+      }
+    });
+
+    it('the tag is SHA-1 of the UTF-8 bytes sent, and Content-Length counts those bytes (names beyond ASCII; a page and an item)', async () => {
+      const name = 'Žluťoučký kůň úpěl ďábelské ódy 🐎';
+      const created = await t.admin('POST', '/admin/api/products', { articleNumber: 'UTF8-ETAG', name, price: '10.00', currency: 'CZK', vatRate: 21, status: 'active' });
+      assert.ok(created.statusCode < 300, created.body);
+      const id = (JSON.parse(created.body) as { id: number }).id;
+      for (const url of ['/api/v2/products?limit=100', `/api/v2/products/${id}`]) {
+        const res = await t.get(url, token);
+        assert.equal(res.statusCode, 200, url);
+        assert.ok(res.body.includes(name), `${url} holds the name`);
+        assert.equal(Number(res.headers['content-length']), res.rawPayload.length, url);
+        assert.ok(res.rawPayload.length > res.body.length, `${url}: more bytes than characters`);
+        const sha1 = createHash('sha1').update(res.rawPayload).digest('base64url').slice(0, 22);
+        assert.equal(res.headers.etag, `"${sha1}"`, url);
       }
     });
 
