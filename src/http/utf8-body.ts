@@ -1,12 +1,16 @@
 /**
  * A serialized answer's UTF-8 bytes, made once. Left a string, a JSON page is encoded three times on its way
  * out: for its ETag's hash, for Fastify's Content-Length (`Buffer.byteLength` walks it) and by the socket
- * write. On Node 20 each pass over a 55 kB page costs 35-40 µs (no SIMD encoder), together a sixth of what the
- * page costs to answer; as bytes, the hash, the length and the write take them as they are.
+ * write. A text of ASCII alone is cheap to encode (V8 keeps it one byte per character: 6-10 µs for a 55 kB
+ * page), but one name with a diacritic makes the whole page a two-byte string, and on Node 20 each pass over
+ * it then costs 35-50 µs: together a sixth of what the page costs to answer. As bytes, the hash, the length
+ * and the write take them as they are. Measured side by side on a store whose names carry Czech letters, a
+ * page of 100 products took 9 % (SQLite) and 17 % (PostgreSQL) less CPU; on the benchmark's ASCII store the
+ * same (bench/results/utf8-body-2026-11-27.md).
  *
- * `Buffer.from` would do it in two passes (it measures before it allocates): 67 µs against 41 µs for one
- * write into a buffer kept for the purpose and a copy out of it (bench/results/utf8-body-2026-11-27.md).
- * Small answers take `Buffer.from`, which is cheaper below a few kB (they come from its shared pool).
+ * `Buffer.from` would do it in two passes (it measures before it allocates): 84-101 µs against 39-55 µs for one
+ * write into a buffer kept for the purpose and a copy out of it. Small answers take `Buffer.from`, which is
+ * cheaper below a few kB (they come from its shared pool).
  */
 
 /** Longest text encoded through the scratch buffer (longer: `Buffer.from`); it holds any text of this length. */
