@@ -44,6 +44,11 @@ for (const dialect of await dialects()) {
         assert.ok(res.rawPayload.length > res.body.length, `${url}: more bytes than characters`);
         const sha1 = createHash('sha1').update(res.rawPayload).digest('base64url').slice(0, 22);
         assert.equal(res.headers.etag, `"${sha1}"`, url);
+        const head = await t.app.inject({ method: 'HEAD', url, headers: { authorization: `Bearer ${token}` } });
+        assert.equal(head.statusCode, 200, url);
+        assert.equal(head.rawPayload.length, 0, `${url}: HEAD has no body`);
+        assert.equal(head.headers['content-length'], res.headers['content-length'], `${url}: HEAD claims GET's length`);
+        assert.equal(head.headers.etag, res.headers.etag, `${url}: and its tag`);
       }
     });
 
