@@ -167,7 +167,7 @@ try {
 const lines = [
   `# Side by side: ${baseCommit} (base) against ${newCommit} (new), ${startedAt.slice(0, 16).replace('T', ' ')} UTC`,
   '',
-  `\`npm run bench:side-by-side -- ${process.argv.slice(2).join(' ')}\`: both APIs serving at once, each on its own copy of one store of ${products} products seeded by the new checkout${extraSql ? ` and changed by \`${extraSql}\`` : ''}; ${rounds} rounds of ${duration} s, ${connections} connections, the side that goes first alternating. CPU is the server process's time per answer (every thread, from /proc); the ratio is new over base within each round, and its median is the figure to read.`,
+  `\`npm run bench:side-by-side -- ${process.argv.slice(2).map((a) => (/^[\w./:,=-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ')}\`: both APIs serving at once, each on its own copy of one store of ${products} products seeded by the new checkout${extraSql ? ` and changed by \`${extraSql}\`` : ''}; ${rounds} rounds of ${duration} s, ${connections} connections, the side that goes first alternating. CPU is the server process's time per answer (every thread, from /proc); the ratio is new over base within each round, and its median is the figure to read.`,
   '',
   '| backend | path | base req/s | base µs CPU | new req/s | new µs CPU | new/base CPU, median of rounds (range) | load average |',
   '|---|---|---:|---:|---:|---:|---|---|',
