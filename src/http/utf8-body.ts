@@ -3,8 +3,8 @@
  * out: for its ETag's hash, for Fastify's Content-Length (`Buffer.byteLength` walks it) and by the socket
  * write. A text of ASCII alone is cheap to encode (V8 keeps it one byte per character: 6-10 µs for a 55 kB
  * page), but one name with a diacritic makes the whole page a two-byte string, and on Node 20 each pass over
- * it then costs 35-50 µs: together a sixth of what the page costs to answer. As bytes, the hash, the length
- * and the write take them as they are. Measured side by side on a store whose names carry Czech letters, a
+ * it then costs 35-50 µs: together 100-150 µs of the page's CPU. As bytes, the hash, the length and the write
+ * take them as they are. Measured side by side on a store whose names carry Czech letters, a
  * page of 100 products took 9 % (SQLite) and 17 % (PostgreSQL) less CPU; on the benchmark's ASCII store the
  * same (bench/results/utf8-body-2026-11-27.md).
  *
@@ -13,7 +13,10 @@
  * cheaper below a few kB (they come from its shared pool).
  */
 
-/** Longest text encoded through the scratch buffer (longer: `Buffer.from`); it holds any text of this length. */
+/**
+ * The scratch buffer's bytes, and so the longest text (in UTF-16 units) that tries it: a text longer than this
+ * cannot fit, and one of this length may not (up to 3 bytes a unit); either is given to `Buffer.from`.
+ */
 const SCRATCH_BYTES = 1 << 20;
 const SMALL_TEXT = 2048;
 
