@@ -42,10 +42,17 @@ const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdefghij';
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const git = (...args: string[]) => execFileSync('git', ['-C', here, ...args], { encoding: 'utf8' }).trim();
 
+// Before anything is made: a commit that does not exist ends the run here.
+let baseCommit: string;
+try {
+  baseCommit = execFileSync('git', ['-C', here, 'rev-parse', '--short', '--verify', '--quiet', `${base}^{commit}`], { encoding: 'utf8' }).trim();
+} catch {
+  process.stderr.write(`--base ${base}: no such commit in ${here}\n`);
+  process.exit(2);
+}
+const newCommit = `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--untracked-files=no') ? ' with uncommitted changes' : ''}`;
 const work = mkdtempSync(join(tmpdir(), 'store-api-side-by-side-'));
 const worktree = join(work, 'base');
-const baseCommit = git('rev-parse', '--short', base);
-const newCommit = `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--untracked-files=no') ? ' with uncommitted changes' : ''}`;
 const databases: string[] = [];
 const servers: Server[] = [];
 const cleanUp = async () => {
