@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { digest } from '../digest.ts';
 import { codingOf, type Coding } from './compression.ts';
-import { utf8Body } from './utf8-body.ts';
+import { answerBody } from './utf8-body.ts';
 
 /**
  * Characters of the hash kept in an ETag: 22 base64url characters are 132 bits of SHA-1, far beyond any
@@ -96,16 +96,17 @@ const BODY_HEADERS = ['content-type', 'content-length', 'content-encoding', 'con
  */
 export function addConditionalRequests(app: FastifyInstance): void {
   // Before the routes' own onSend hooks and the compressor: the body is still the serialized JSON string, which
-  // this hook hands on as UTF-8 bytes.
+  // this hook hands on as UTF-8 bytes when it is large.
   // Callback hooks (here and below), not async ones: they run on every answer, and an async hook costs a
   // promise and a microtask turn each time.
   app.addHook('onSend', (request, reply, payload, done) => {
     if ((request.method !== 'GET' && request.method !== 'HEAD') || reply.statusCode !== 200 || typeof payload !== 'string') return done(null, payload);
     const type = reply.getHeader('content-type');
     if (typeof type !== 'string' || !JSON_TYPE.test(type)) return done(null, payload);
-    // From here on the answer is its bytes: hashed, measured, compressed and written as they are (utf8-body.ts).
-    const body = utf8Body(payload);
-    const coding = codingOf(request, type, body.length);
+    // From here on a large answer is its bytes: hashed, measured, compressed and written as they are (utf8-body.ts).
+    const body = answerBody(payload);
+    // Without a negotiated coding the size does not matter (measuring a string walks it).
+    const coding = request.coding ? codingOf(request, type, typeof body === 'string' ? Buffer.byteLength(body) : body.length) : undefined;
     const etag = entityTag(body, coding);
     reply.header('etag', etag);
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'private, no-cache');
