@@ -10,7 +10,7 @@
 // both copies before the servers start: e.g. names with diacritics), --out bench/results/side-by-side-<date>T<hhmm>.md.
 // Both checkouts must read the same migrations (the store is seeded by this one's).
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
@@ -67,12 +67,12 @@ const cleanUp = async () => {
 };
 const forget = onAbort(() => cleanUp());
 
-interface Side { name: 'base' | 'new'; dir: string; commit: string }
-const sides: Side[] = [{ name: 'base', dir: worktree, commit: baseCommit }, { name: 'new', dir: here, commit: newCommit }];
+interface Side { name: 'base' | 'new'; dir: string }
+const sides: Side[] = [{ name: 'base', dir: worktree }, { name: 'new', dir: here }];
 interface Round { backend: string; path: string; round: number; side: 'base' | 'new'; rps: number; cpu: number; load: number }
 const measured: Round[] = [];
 
-const loadAverage = () => Number(execFileSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).split(' ')[0]);
+const loadAverage = () => Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
