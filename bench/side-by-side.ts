@@ -5,7 +5,7 @@
 // ratios is what a change is judged by. CPU time per answer (from /proc) is the figure that compares.
 //
 // Options: --base <commit> (required: checked out into a temporary worktree, its app built there), --path
-// '/api/v2/products?limit=100' (repeatable as a comma-separated list), --backends sqlite,postgres, --products 20000,
+// '/api/v2/products?limit=100' (several separated by spaces), --backends sqlite,postgres, --products 20000,
 // --rounds 14, --duration 2 (seconds measured per round and side), --connections 50, --sql '<statement>' (run on
 // both copies before the servers start: e.g. names with diacritics), --out bench/results/side-by-side-<date>T<hhmm>.md.
 // Both checkouts must read the same migrations (the store is seeded by this one's).
@@ -27,7 +27,8 @@ if (!base) {
   process.stderr.write('--base <commit> is required: the commit to compare this checkout with\n');
   process.exit(2);
 }
-const paths = (options.get('path') ?? '/api/v2/products?limit=100').split(',');
+// Separated by spaces: a path may hold commas (`status=paid,shipped`), never a space.
+const paths = (options.get('path') ?? '/api/v2/products?limit=100').split(/\s+/).filter(Boolean);
 const backends = (options.get('backends') ?? 'sqlite,postgres').split(',') as Array<'sqlite' | 'postgres'>;
 const products = numberOption(options, 'products', 20_000);
 const rounds = numberOption(options, 'rounds', 14);
