@@ -55,6 +55,8 @@ export interface CoreOptions {
   seedCache?: boolean;
   /** Also measure the first page compressed (br and gzip at the API's levels), alternating with the other servers. */
   compressed?: boolean;
+  /** Give the products names and descriptions with Czech letters before measuring (see CZECH_TEXT). */
+  czech?: boolean;
 }
 
 type ServerKind = 'api' | 'api-info' | 'api-br' | 'api-gzip' | 'static' | 'bare' | 'pgjson' | 'fastify';
@@ -132,6 +134,29 @@ async function analyze(backend: Backend): Promise<void> {
     conn.exec('analyze');
     conn.close();
   }
+}
+
+/**
+ * `--czech`: the seeded products' names and descriptions as a Czech store's are, with letters beyond ASCII. V8
+ * keeps a text of ASCII alone one byte per character, and every pass that turns a page into UTF-8 bytes (hash,
+ * length, socket write) is close to a copy; one such letter makes the whole page a two-byte string, and each
+ * pass costs several times more (bench/results/utf8-body-2026-11-27.md). Applied to the run's own copy of the
+ * store, after the seed cache kept its ASCII one; the same rows for every server, so the bytes checks still hold.
+ */
+const CZECH_TEXT = "update products set name = name || ' – žluťoučký kůň', description = replace(description, 'e', 'é')";
+
+async function czech(backend: Backend): Promise<void> {
+  if (backend.name === 'postgres') {
+    const client = new pg.Client({ connectionString: backend.url });
+    await client.connect();
+    await client.query(CZECH_TEXT);
+    await client.end();
+  } else {
+    const conn = new SQLite(backend.url.slice('sqlite:'.length));
+    conn.exec(CZECH_TEXT);
+    conn.close();
+  }
+  await analyze(backend);
 }
 
 async function cli(url: string, ...args: string[]): Promise<string> {
@@ -212,6 +237,8 @@ function wireBytes(url: string, headers: Record<string, string>): Promise<{ byte
 type Seeding = SeedRecord & { backend: string; cached: boolean };
 
 export async function runCore(o: CoreOptions): Promise<void> {
+  // It rewrites the products: never those of a database the run was pointed at.
+  if (o.czech && Object.values(o.existing).some(Boolean)) throw new Error('--czech changes the store it measures; it takes a seeded store, not --sqlite-url or --postgres-url');
   const work = mkdtempSync(join(tmpdir(), 'store-api-bench-run-'));
   onAbort(() => rmSync(work, { recursive: true, force: true }));
   const measurements: Measurement[] = [];
@@ -282,6 +309,7 @@ export async function runCore(o: CoreOptions): Promise<void> {
 
   async function measureBackend(name: 'sqlite' | 'postgres', backend: Backend, cached: CachedSeed | undefined): Promise<void> {
     const credential = await timed(cached ? 'copying the cached store' : 'seeding', () => prepare(name, backend, cached));
+    if (o.czech) await timed(cached ? 'copying the cached store' : 'seeding', () => czech(backend));
     const form = `grant_type=client_credentials&client_id=${credential.clientId}&client_secret=${encodeURIComponent(credential.clientSecret)}`;
     const formHeaders = { 'content-type': 'application/x-www-form-urlencoded' };
 
@@ -385,7 +413,7 @@ export async function runCore(o: CoreOptions): Promise<void> {
   const report = await renderReport(o, { measurements, seeds, tokens, sizes, wire, apiRss, serverRss, caseNames, profiles, loads, failures, wall, rewarmup });
   say(`\n${report}`);
   const stamp = new Date().toISOString().slice(0, 16).replace(':', '');
-  const out = o.out ?? join('bench', 'results', `core-${stamp}${o.quick ? '-quick' : ''}.md`);
+  const out = o.out ?? join('bench', 'results', `core-${stamp}${o.quick ? '-quick' : ''}${o.czech ? '-czech' : ''}.md`);
   mkdirSync(join(out, '..'), { recursive: true });
   writeFileSync(out, report);
   say(`\nWritten to ${out}`);
@@ -491,7 +519,7 @@ async function renderReport(o: CoreOptions, c: Collected): Promise<string> {
     `# Core benchmark${o.quick ? ' (--quick)' : ''}, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
     '',
     `Machine: ${cpus().length} × ${cpus()[0]?.model ?? '?'}, ${round(totalmem() / 2 ** 30)} GiB; Node ${process.version}` +
-      `${pgVersion ? `; PostgreSQL ${pgVersion}` : ''}. ${o.products} products (seeded by \`store-api seed\`), ` +
+      `${pgVersion ? `; PostgreSQL ${pgVersion}` : ''}. ${o.products} products (seeded by \`store-api seed\`${o.czech ? `, then \`--czech\`: \`${CZECH_TEXT}\`` : ''}), ` +
       `autocannon with ${o.connections} connections in its own process, on the same cores as the server (and, for PostgreSQL, the database). ` +
       `Each case alternates between the servers ${o.rounds} time${o.rounds > 1 ? 's' : ''}, ${o.duration} s measured each time after a warm-up ` +
       `(${o.warmup} s the first time, ${c.rewarmup} s after); req/s is the median of the per-second counts, then the median over the rounds, ` +

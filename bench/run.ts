@@ -23,6 +23,7 @@ const BENCHMARKS: Record<string, Bench> = {
       infoLogs: flag('info-logs', !quick),
       seedCache: flag('seed-cache', quick),
       compressed: flag('compressed', true),
+      czech: flag('czech', false),
       quick,
       profile: options.has('profile'),
       out: options.get('out'),
