@@ -53,8 +53,9 @@ function uniquesOf(r: ResourceDeclaration, fields: Field[]): Unique[] {
 export function defineResource(r: ResourceDeclaration): Resource {
   const fields: Field[] = r.fields.map((f) => {
     const stored = f.column.includes('.') && !f.column.startsWith('t.') ? undefined : f.column.replace(/^t\./, '');
-    // encoderOf stores objects and arrays as JSON text; what stores them so is read back from it.
-    const jsonText = (f.type === 'object' || f.type === 'array') && stored !== undefined && !f.write?.encode && !f.decode;
+    // encoderOf stores written objects and arrays as JSON text; what it stores so is read back from it. A read-only
+    // field's stored form is not the API's to know, so it says how it is read.
+    const jsonText = (f.type === 'object' || f.type === 'array') && stored !== undefined && f.write !== undefined && !f.write.encode && !f.decode;
     return { ...f, column: qualified(f.column), stored, ...(jsonText ? { jsonText, decode: decodeJsonText } : {}) };
   });
   const byName = new Map(fields.map((f) => [f.name, f]));

@@ -49,8 +49,8 @@ export interface FieldDeclaration {
   /** Schema of an `object` or `array` field. */
   schema?: JsonSchema;
   /**
-   * Turns the stored value into the API value. An `object` or `array` field of the main table that is stored as
-   * JSON text (no `write.encode` of its own) is decoded from it without one.
+   * Turns the stored value into the API value. A written `object` or `array` field of the main table that is
+   * stored as JSON text (no `write.encode` of its own) is decoded from it without one.
    */
   decode?: (value: unknown) => unknown;
   write?: FieldWrite;
@@ -63,8 +63,8 @@ export interface Field extends FieldDeclaration {
   /** The main table's column it is stored in; undefined for a column of a joined table (shown, never written here). */
   stored?: string;
   /**
-   * Stored as JSON.stringify's text of its value (an `object` or `array` field of the main table without its own
-   * `write.encode` or `decode`), and decoded from it: PostgreSQL's export lines may write or parse the text itself
+   * Stored as JSON.stringify's text of its value (a written `object` or `array` field of the main table without
+   * its own `write.encode` or `decode`), and decoded from it: PostgreSQL's export lines may write or parse the text itself
    * (listing/formats/pg-nested-lines.ts).
    */
   jsonText?: boolean;

@@ -42,6 +42,9 @@ describe('nested tables in a declaration', () => {
     assert.equal(byName({ decode: own }).decode, own);
     assert.equal(byName({ decode: own }).jsonText, undefined);
     assert.equal(byName({ column: 'x.address' }).jsonText, undefined, 'a joined table\'s column is not stored here');
+    const readOnly = byName({ write: undefined });
+    assert.equal(readOnly.jsonText, undefined, 'a read-only field is not written as JSON text by the API');
+    assert.equal(readOnly.decode, undefined);
     assert.equal(orders.fields.find((f) => f.name === 'billingAddress')!.jsonText, true);
   });
 
