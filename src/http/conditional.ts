@@ -1,25 +1,21 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { digest } from '../digest.ts';
 import { codingOf, type Coding } from './compression.ts';
+import { answerHash } from './answer-hash.ts';
 import { answerBody } from './utf8-body.ts';
 
-/**
- * Characters of the hash kept in an ETag: 22 base64url characters are 132 bits of SHA-1, far beyond any
- * chance of two answers of one URL colliding, and short on the wire.
- */
-const HASH_CHARS = 22;
+/** Characters of the hash in an ETag: the 16 hex digits of answer-hash.ts's 64 bits. */
+const HASH_CHARS = 16;
 const SUFFIX: Record<Coding, string> = { gzip: '-gz', br: '-br' };
 
 /**
  * A strong ETag of a serialized JSON answer (RFC 9110 §8.8.3): a hash of the exact bytes sent, so it is
  * right whatever shaped them (fields, include, filters, cursor), the same on every node (no clock, no
- * counter, no node id), and cheap (SHA-1 of a 1 MB page is about a millisecond, beside its query and
+ * counter, no node id), and cheap (answer-hash.ts: a few µs for a page of 100 products, beside its query and
  * serialization). A compressed answer is another representation with other bytes, so its tag carries the
  * coding (`-gz`, `-br`); If-None-Match compares without it, since the data is the same.
  */
 export function entityTag(body: string | Buffer, coding?: Coding): string {
-  const hash = digest('sha1', body).slice(0, HASH_CHARS);
-  return `"${hash}${coding ? SUFFIX[coding] : ''}"`;
+  return `"${answerHash(body)}${coding ? SUFFIX[coding] : ''}"`;
 }
 
 /** The tag's data part: quotes, `W/` and our coding suffix gone (the weak comparison of RFC 9110 §8.8.3.2, across codings). */
