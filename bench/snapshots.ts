@@ -1,10 +1,11 @@
 // `npm run bench:snapshots [-- --options]`: a snapshot of every product-parameter value (NDJSON.gz and CSV.gz)
-// timed beside the streamed CSV export of the same listing and the database's own CSV export (`sqlite3 -csv`,
-// `psql \copy`) in the same run, with this process's peak RSS over each; then a follower's initial sync through
-// snapshots against paging on SQLite. Everything runs in this process except the database tools.
+// timed beside the streamed CSV export of the same listing, the database's own CSV export (`sqlite3 -csv`,
+// `psql \copy`) and its own JSON lines (NATIVE_NDJSON_*) in the same run, with this process's peak RSS over
+// each; then a follower's initial sync through snapshots against paging on SQLite. Everything runs in this
+// process except the database tools.
 // Options: --rows 100000 (product-parameter values wanted; the issue's case is --rows 1011694), --sync-products
 // 20000 (the issue's case 100000; 0 skips the sync part), --backends sqlite,postgres (none: only the sync part),
-// --rounds 3 (each backend's four measurements are taken this many times in turn, and the medians reported: one
+// --rounds 3 (each backend's five measurements are taken this many times in turn, and the medians reported: one
 // measurement moves with the machine, and the same PostgreSQL snapshot took 2.1 s and 2.7 s in runs minutes apart),
 // --out bench/results/snapshots-<date>T<hhmm>.md (the time keeps an earlier run of the day).
 import { execFileSync, spawn } from 'node:child_process';
@@ -95,6 +96,14 @@ function tool(command: string, args: string[]): Promise<{ seconds: number; cpu: 
 
 /** The product-parameter listing's columns, as the database's own tools export them. */
 const NATIVE_QUERY = 'select t.id, t.product_id, t.parameter_id, p.name, t.value, p.unit, t.created_at, t.updated_at from product_parameters t join parameters p on p.id = t.parameter_id order by t.id';
+/**
+ * The same rows as JSON lines written by the database itself, with the listing's field names: what a user of the
+ * database alone would run for NDJSON. SQLite's `json_object` per row; PostgreSQL's `row_to_json` of the row
+ * (compact JSON, as the API's; `json_build_object` writes spaces and measured slower). The NDJSON snapshot is
+ * also read against this: building a JSON text per row costs the database itself more than its CSV does.
+ */
+const NATIVE_NDJSON_SQLITE = "select json_object('id', t.id, 'productId', t.product_id, 'parameterId', t.parameter_id, 'parameterName', p.name, 'value', t.value, 'unit', p.unit, 'createdAt', t.created_at, 'updatedAt', t.updated_at) from product_parameters t join parameters p on p.id = t.parameter_id order by t.id";
+const NATIVE_NDJSON_PG = 'select row_to_json(x) from (select t.id, t.product_id as "productId", t.parameter_id as "parameterId", p.name as "parameterName", t.value, p.unit, t.created_at as "createdAt", t.updated_at as "updatedAt" from product_parameters t join parameters p on p.id = t.parameter_id order by t.id) x';
 
 async function exportsOf(backend: string, store: Store, url: string, sqliteFile: string | undefined, round: number): Promise<void> {
   const hashKey = 'bench';
@@ -128,6 +137,11 @@ async function exportsOf(backend: string, store: Store, url: string, sqliteFile:
   const native = sqliteFile ? await tool('sqlite3', ['-csv', sqliteFile, NATIVE_QUERY]) : await tool('psql', [url, '-c', `\\copy (${NATIVE_QUERY}) to stdout with csv`]);
   results.push({ backend, what: sqliteFile ? 'sqlite3 -csv (not compressed)' : 'psql \\copy (not compressed)', rows: native.lines, seconds: native.seconds, cpu: native.cpu, mb: native.bytes / MB, round });
   say(`  ${backend} native: ${native.seconds.toFixed(1)} s`);
+  const ownLines = sqliteFile
+    ? await tool('sqlite3', ['-list', '-noheader', sqliteFile, NATIVE_NDJSON_SQLITE])
+    : await tool('psql', [url, '-c', `\\copy (${NATIVE_NDJSON_PG}) to stdout`]);
+  results.push({ backend, what: sqliteFile ? 'sqlite3 json_object lines (not compressed)' : 'psql \\copy row_to_json (not compressed)', rows: ownLines.lines, seconds: ownLines.seconds, cpu: ownLines.cpu, mb: ownLines.bytes / MB, round });
+  say(`  ${backend} native NDJSON: ${ownLines.seconds.toFixed(1)} s`);
 }
 
 /** A proxy that answers 404 to /api/v2/snapshots: the main store as an older version, for the paging baseline. */
@@ -235,10 +249,16 @@ for (const r of results) {
 const table = summary.map((r) => `| ${r.backend} | ${r.what} | ${r.rows} | ${r.seconds.toFixed(2)}${r.spread ? ` (${r.spread})` : ''} | ${r.cpu === undefined ? '' : r.cpu.toFixed(2)} | ${r.mb === undefined ? '' : r.mb.toFixed(1)} | ${r.peakRssMb === undefined ? '' : `+${r.peakRssMb.toFixed(0)}`} |`);
 /** Each snapshot's median time over the median of the database's own export, per backend: the figure the issue's aim (≤ 2×) is about. */
 const ratios = backends.map((backend) => {
-  const native = summary.find((r) => r.backend === backend && /sqlite3|psql/.test(r.what));
+  const native = summary.find((r) => r.backend === backend && /sqlite3 -csv|psql \\copy \(/.test(r.what));
+  const nativeLines = summary.find((r) => r.backend === backend && /json_object|row_to_json/.test(r.what));
   const ratio = (a?: number, b?: number) => (a !== undefined && b ? `${(a / b).toFixed(2)}×` : '?');
-  const parts = summary.filter((r) => r.backend === backend && r.what.startsWith('snapshot')).map((r) => `${r.what.split(' ')[1]} ${ratio(r.seconds, native?.seconds)} (CPU ${ratio(r.cpu, native?.cpu)})`);
-  return `- ${backend}: ${parts.join(', ')} the database's own export, in wall time (CPU time), medians of ${rounds} round${rounds === 1 ? '' : 's'}`;
+  const snapshots = summary.filter((r) => r.backend === backend && r.what.startsWith('snapshot'));
+  const parts = snapshots.map((r) => `${r.what.split(' ')[1]} ${ratio(r.seconds, native?.seconds)} (CPU ${ratio(r.cpu, native?.cpu)})`);
+  const ndjson = snapshots.find((r) => r.what.startsWith('snapshot ndjson'));
+  return [
+    `- ${backend}: ${parts.join(', ')} the database's own CSV export, in wall time (CPU time), medians of ${rounds} round${rounds === 1 ? '' : 's'}`,
+    `- ${backend}: ndjson.gz ${ratio(ndjson?.seconds, nativeLines?.seconds)} the database's own JSON lines, in wall time`,
+  ].join('\n');
 });
 /** Every round as measured. */
 const rawRounds = results.filter((r) => r.round !== undefined).map((r) => `| ${r.backend} | ${r.round} | ${r.what} | ${r.seconds.toFixed(2)} | ${r.cpu === undefined ? '' : r.cpu.toFixed(2)} |`);
@@ -249,7 +269,7 @@ const report = [
   'Peak RSS is this process\'s, above where the step started (the database tools run in their own process and are not counted).',
   'CPU s: this process\'s user + system time over the step (its zlib threads included), or the tool\'s; on PostgreSQL the client\'s alone (node or psql), not the server\'s.',
   '',
-  `Seconds and CPU s are medians over ${rounds} round${rounds === 1 ? '' : 's'} (each round takes the four measurements of a backend in turn), with the fastest and slowest round's seconds; peak RSS is the largest.`,
+  `Seconds and CPU s are medians over ${rounds} round${rounds === 1 ? '' : 's'} (each round takes the five measurements of a backend in turn), with the fastest and slowest round's seconds; peak RSS is the largest.`,
   '',
   '| backend | what | rows | seconds | CPU s | MB | peak RSS (MB) |',
   '|---|---|---|---|---|---|---|',
