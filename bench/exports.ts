@@ -1,7 +1,8 @@
-// `npm run bench:exports [-- --options]`: full CSV and XLSX exports of large collections, timed beside the
-// database's own CSV export (`sqlite3 -csv`, `psql \copy`), with the server's peak memory. See
-// docs/benchmarks.md, "Exports". Options (NDJSON cases too; XLSX is also compared with the API's CSV): --products 100000 --orders 100000 --big-products 225000 (0 skips the
-// 1 000 000-row case) --backends sqlite,postgres --fresh (seed again) --dir <cache dir for seeded files>.
+// `npm run bench:exports [-- --options]`: full CSV, NDJSON and XLSX exports of large collections, timed beside
+// the database's own CSV export (`sqlite3 -csv`, `psql \copy`) and, for NDJSON, its own JSON lines of the
+// products, with the server's peak memory; XLSX is also compared with the API's CSV. See docs/benchmarks.md,
+// "Exports". Options: --products 100000 --orders 100000 --big-products 225000 (0 skips the 1 000 000-row case)
+// --backends sqlite,postgres --fresh (seed again) --dir <cache dir for seeded files>.
 // Exports are fetched uncompressed (`Accept-Encoding: identity`), as the database tools write them; a CSV case
 // of each collection is fetched gzipped too, to show what compression adds.
 import { spawn } from 'node:child_process';
@@ -291,12 +292,14 @@ function report(products: number, orders: number): void {
   say('| backend | what | rows | TTFB s | total s | CPU s | MB | peak RSS MB | RSS growth MB |');
   say('|---|---|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) say(`| ${r.backend} | ${r.what} | ${r.rows} | ${r.ttfb ? f(r.ttfb, 3) : ''} | ${f(r.total)} | ${f(r.cpu)} | ${r.mb ? f(r.mb, 1) : ''} | ${f(r.peakRss, 0)} | ${f(r.rssGrowth, 0)} |`);
-  // Each export against the database's own CSV export of the same rows, measured in the same run.
+  // Each export against the database's own CSV export of the same rows, measured in the same run (NDJSON also
+  // against the database's own JSON lines).
   const floors: Record<string, string> = { products: 'products', orders: 'orders ⋈ items', 'product-parameters': 'product_parameters' };
   say('');
   for (const r of rows.filter((x) => x.what.startsWith('API '))) {
     const collection = r.what.split(' ')[2];
-    const bases = rows.filter((x) => x.backend === r.backend && !x.what.startsWith('API ') && x.backend !== 'encode' && x.what.includes(` ${floors[collection]}`));
+    // The database's own JSON lines are the NDJSON exports' second floor only.
+    const bases = rows.filter((x) => x.backend === r.backend && !x.what.startsWith('API ') && x.backend !== 'encode' && x.what.includes(` ${floors[collection]}`) && (!x.what.includes('JSON lines') || r.what.includes('NDJSON')));
     // psql's CPU leaves out the database server's, which does the work: only SQLite's CPU figures compare.
     const against = bases.map((base) => `${(r.total / base.total).toFixed(1)}× the time${r.backend === 'sqlite' ? `, ${(r.cpu! / base.cpu!).toFixed(1)}× the CPU` : ''} of \`${base.what}\``);
     if (against.length) say(`- ${r.backend} ${r.what}: ${against.join('; ')}`);
@@ -338,6 +341,15 @@ async function sqliteCases(): Promise<void> {
     const t = await floor('sqlite3', ['-csv', '-header', file, query]);
     rows.push({ backend: 'sqlite', what, rows: t.lines - 1, ttfb: t.ttfb, total: t.total, mb: t.bytes / MB, peakRss: t.peakRss, cpu: t.cpu });
   }
+  {
+    // The products as JSON lines written by SQLite itself (json_object of every column), for the NDJSON export.
+    const db = new SQLite(file, { readonly: true });
+    const columns = db.prepare("select name from pragma_table_info('products')").pluck().all() as string[];
+    db.close();
+    const query = `select json_object(${columns.map((c) => `'${c}', "${c}"`).join(', ')}) from products order by id`;
+    const t = await floor('sqlite3', ['-list', '-noheader', file, query]);
+    rows.push({ backend: 'sqlite', what: 'sqlite3 products as JSON lines (json_object)', rows: t.lines, ttfb: t.ttfb, total: t.total, mb: t.bytes / MB, peakRss: t.peakRss, cpu: t.cpu });
+  }
   for (const format of ['csv', 'ndjson', 'xlsx'] as const) {
     await exportCase('sqlite', `sqlite:${file}`, 'products', format, products);
     await exportCase('sqlite', `sqlite:${file}`, 'orders', format, items);
@@ -359,6 +371,11 @@ async function postgresCases(): Promise<void> {
   for (const [what, query] of floorQueries('psql \\copy')) {
     const t = await floor('psql', [url, '-c', `\\copy (${query}) to stdout with csv header`]);
     rows.push({ backend: 'postgres', what, rows: t.lines - 1, ttfb: t.ttfb, total: t.total, mb: t.bytes / MB, peakRss: t.peakRss, cpu: t.cpu });
+  }
+  {
+    // The products as JSON lines written by PostgreSQL itself, for the NDJSON export.
+    const t = await floor('psql', [url, '-c', '\\copy (select row_to_json(p) from products p order by p.id) to stdout']);
+    rows.push({ backend: 'postgres', what: 'psql \\copy products as JSON lines (row_to_json)', rows: t.lines, ttfb: t.ttfb, total: t.total, mb: t.bytes / MB, peakRss: t.peakRss, cpu: t.cpu });
   }
   const items = await pgAdmin(async (c) => Number((await c.query('select count(*) as n from order_items')).rows[0].n), new URL(url).pathname.slice(1));
   for (const format of ['csv', 'ndjson', 'xlsx'] as const) {
