@@ -21,7 +21,7 @@ import { createBenchDatabase, dropBenchDatabase, postgresVersion } from './lib/p
 import { runMeasured, startServer, type Server } from './lib/processes.ts';
 import { findSeed, keepSeed, seedCacheKey, type CachedSeed, type SeedRecord } from './lib/seed-cache.ts';
 import { monotonicUs, summarizeProfile, type ProfileWindow } from './lib/profile.ts';
-import { round, table } from './lib/report.ts';
+import { median, round, table } from './lib/report.ts';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { BROTLI_QUALITY, GZIP_LEVEL } from '../src/http/compression.ts';
@@ -186,12 +186,6 @@ async function fetchText(url: string, init: RequestInit = {}): Promise<string> {
   return text;
 }
 
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
-
 /** Rounds of one case on one server: the median of each figure, the sums of the counts. */
 function combine(results: LoadResult[]): LoadResult {
   type Figure = Exclude<keyof LoadResult, 'dbCpuMicrosPerRequest'>;
@@ -309,7 +303,7 @@ export async function runCore(o: CoreOptions): Promise<void> {
 
   async function measureBackend(name: 'sqlite' | 'postgres', backend: Backend, cached: CachedSeed | undefined): Promise<void> {
     const credential = await timed(cached ? 'copying the cached store' : 'seeding', () => prepare(name, backend, cached));
-    if (o.czech) await timed(cached ? 'copying the cached store' : 'seeding', () => czech(backend));
+    if (o.czech) await timed('giving the products Czech texts', () => czech(backend));
     const form = `grant_type=client_credentials&client_id=${credential.clientId}&client_secret=${encodeURIComponent(credential.clientSecret)}`;
     const formHeaders = { 'content-type': 'application/x-www-form-urlencoded' };
 

@@ -20,6 +20,7 @@ import { runLoad } from './lib/load.ts';
 import { freePort } from './lib/ports.ts';
 import { admin, copyDatabase, createBenchDatabase, dropBenchDatabase } from './lib/postgres.ts';
 import { runMeasured, startServer, type Server } from './lib/processes.ts';
+import { median } from './lib/report.ts';
 
 const { options } = parseArgs(process.argv.slice(2));
 const base = options.get('base');
@@ -74,10 +75,6 @@ interface Round { backend: string; path: string; round: number; side: 'base' | '
 const measured: Round[] = [];
 
 const loadAverage = () => Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 async function startApi(side: Side, url: string): Promise<Server> {
   const port = await freePort();

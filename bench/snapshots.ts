@@ -18,6 +18,7 @@ import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { numberOption, parseArgs } from './lib/args.ts';
 import { createBenchDatabase, dropBenchDatabase } from './lib/postgres.ts';
+import { median } from './lib/report.ts';
 import { buildApp } from '../src/app.ts';
 import { createCredential } from '../src/auth/credentials.service.ts';
 import type { Scope } from '../src/auth/scopes.ts';
@@ -226,11 +227,6 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 
-const median = (xs: number[]): number => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
 /** One row per backend and measurement: the medians over the rounds (seconds with their spread), the largest RSS peak. */
 const summary: Array<Result & { spread?: string }> = [];
 for (const r of results) {

@@ -6,3 +6,10 @@ export function table(header: string[], rows: Array<Array<string | number>>): st
 }
 
 export const round = (n: number, digits = 0): number => Math.round(n * 10 ** digits) / 10 ** digits;
+
+/** The median (the mean of the two middle values for an even count). */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
