@@ -2,17 +2,23 @@ import { sql, type AliasedRawBuilder } from 'kysely';
 import { orderedQuery, type ListPlan } from '../engine.ts';
 import { SORT_COLUMNS } from '../resource.ts';
 import { ByteWriter, type EncodedBatch } from './bytes.ts';
-import type { ExportLayout, ExportRecord } from './columns.ts';
+import { flatten, type ExportLayout, type ExportRecord } from './columns.ts';
 import type { ExportConnection } from './connection.ts';
+import { CsvEncoder, type CsvOptions } from './csv.ts';
 import { lineEncoder } from './ndjson.ts';
 import { BatchSource, batchRows, continuedAfter, FIRST_BATCH_ROWS } from './source.ts';
-import { sqliteNumbersInRange, type sqliteLine } from './sqlite-lines.ts';
+import { sqliteCsvRowWritable, sqliteNumbersInRange, type sqliteCsvLine, type sqliteLine } from './sqlite-lines.ts';
+
+/** The lines of an export that SQLite writes, and how JavaScript writes the same lines from records. */
+export type SqliteLines =
+  | { format: 'ndjson'; line: NonNullable<ReturnType<typeof sqliteLine>> }
+  | { format: 'csv'; line: NonNullable<ReturnType<typeof sqliteCsvLine>>; csv: CsvOptions };
 
 /** Batches of lines SQLite wrote, and batches of records encoded here after a number it would write otherwise (the tests read which path an export took). */
 export const lineSourceStats = { lineBatches: 0, recordBatches: 0 };
 
 /**
- * The lines of an NDJSON export on SQLite, written by SQLite (sqlite-lines.ts), read in keyset batches like
+ * The lines of an NDJSON or CSV export on SQLite, written by SQLite (sqlite-lines.ts), read in keyset batches like
  * BatchSource's records (source.ts): the same `orderedQuery`, so filters, sort and a cursor mean exactly the
  * same, and between two batches no statement is left running. Each row brings its line, its id and, sorted
  * otherwise than by id, its sort value (for the next batch's keyset). A batch is sized by the bytes asked for
@@ -22,26 +28,30 @@ export const lineSourceStats = { lineBatches: 0, recordBatches: 0 };
  * A layout with numbers also brings, per row, whether its numbers are ones printf writes as JavaScript does
  * (`sqliteNumbersInRange`): checked with the line rather than by a pass over the rows before the first byte
  * (0.1-0.2 s for 100 000 products). The first batch holding one that is not is read again as records, from the
- * same keyset position and of the same size, and it and every later batch are encoded here by the line encoder
- * (ndjson.ts), whose bytes the lines equal.
+ * same keyset position and of the same size, and it and every later batch are encoded here by the format's
+ * JavaScript encoder (ndjson.ts, csv.ts), whose bytes the lines equal.
  */
 export class LineSource {
   private plan: ListPlan;
   private done = false;
   private bytesPerRow: number | undefined;
   private readonly bytes = new ByteWriter();
+  /** Per row: whether SQLite writes its line as JavaScript would (its numbers; in CSV, also no NUL in its texts). */
   private readonly inRange: ReturnType<typeof sqliteNumbersInRange>;
   /** Once a batch held a number SQLite would write otherwise: the records of the rest of the export. */
   private records: BatchSource | undefined;
+  /** What ends each line: CSV's records end in CR LF. */
+  private readonly end: string;
 
   constructor(
     private readonly conn: ExportConnection,
     private readonly layout: ExportLayout,
     plan: ListPlan,
-    private readonly line: NonNullable<ReturnType<typeof sqliteLine>>,
+    private readonly lines: SqliteLines,
   ) {
     this.plan = { ...plan, shape: layout.shape };
-    this.inRange = sqliteNumbersInRange(layout);
+    this.inRange = lines.format === 'csv' ? sqliteCsvRowWritable(layout) : sqliteNumbersInRange(layout);
+    this.end = lines.format === 'csv' ? '\r\n' : '\n';
   }
 
   /** The next batch of about `bytes` bytes of lines, or undefined at the end. */
@@ -51,7 +61,7 @@ export class LineSource {
     if (this.done) return undefined;
     const byId = this.plan.sortKey === 'id';
     // Slots: the line, the id, then the sort value where it is not the id, then whether the numbers are in range.
-    const columns: Array<AliasedRawBuilder<unknown, string>> = [this.line.as('line'), sql.ref('t.id').as('id')];
+    const columns: Array<AliasedRawBuilder<unknown, string>> = [this.lines.line.as('line'), sql.ref('t.id').as('id')];
     if (!byId) columns.push(sql.ref(SORT_COLUMNS[this.plan.sortKey]).as('sort_value'));
     if (this.inRange) columns.push(this.inRange.as('in_range'));
     const query = (await orderedQuery(this.conn.db, this.plan, (q) => q.select(columns))).limit(limit);
@@ -63,11 +73,12 @@ export class LineSource {
     }
     if (rows.length < limit) this.done = true;
     if (rows.length === 0) return undefined;
+    const { end } = this;
     let chars = 0;
     for (const row of rows) {
       const text = row[0] as string;
-      chars += text.length + 1;
-      this.bytes.write(`${text}\n`);
+      chars += text.length + end.length;
+      this.bytes.write(text + end);
     }
     this.bytesPerRow = Math.max(1, chars / rows.length);
     const last = rows[rows.length - 1];
@@ -79,15 +90,17 @@ export class LineSource {
   /** A batch of records as the lines the export's JavaScript encoder writes. */
   private encoded(records: ExportRecord[] | undefined): EncodedBatch | undefined {
     if (!records) return undefined;
-    const encode = lineEncoder(this.layout);
-    let chars = 0;
-    for (const record of records) {
-      const text = encode(record);
-      chars += text.length + 1;
-      this.bytes.write(`${text}\n`);
+    let pieces: Buffer[];
+    if (this.lines.format === 'csv') {
+      pieces = new CsvEncoder(this.layout.columns, this.lines.csv).rows(flatten(this.layout, records), this.bytes);
+    } else {
+      const encode = lineEncoder(this.layout);
+      for (const record of records) this.bytes.write(`${encode(record)}\n`);
+      pieces = this.bytes.take();
     }
-    this.bytesPerRow = Math.max(1, chars / records.length);
+    // Bytes, not characters: a batch's size is only ever asked in round figures.
+    this.bytesPerRow = Math.max(1, pieces.reduce((n, p) => n + p.length, 0) / records.length);
     lineSourceStats.recordBatches += 1;
-    return { pieces: this.bytes.take(), rows: records.length };
+    return { pieces, rows: records.length };
   }
 }
