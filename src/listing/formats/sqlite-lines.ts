@@ -112,8 +112,8 @@ export function sqliteCsvRowWritable(layout: ExportLayout): Expr | undefined {
  * (`sqliteCsvRowWritable`: its numbers in range, no NUL), as for NDJSON (line-source.ts). Because every text is
  * quoted, no text is tested for characters to quote: for 1.17 M product-parameter values `sqlite3` wrote these
  * lines in 1.2 s against 0.74 s for its own `-csv`, where quoting only a text that holds a delimiter, quote, CR or
- * LF (a `glob` per text) took 1.4 s. In process, reading the eight values into JavaScript and encoding them took
- * 1.75 s, these lines 1.5 s.
+ * LF (a `glob` per text) took 1.4 s. A whole export of them in process: 1.7-2.0 s as these lines (joined per
+ * batch, line-source.ts), 2.1-2.8 s as values read into JavaScript and encoded there.
  */
 export function sqliteCsvLine(layout: ExportLayout, options: CsvOptions): Expr | undefined {
   if (!layout.identity || options.spreadsheet || options.decimal === ',') return undefined;
