@@ -7,7 +7,7 @@ import type { ExportConnection } from './connection.ts';
 import type { CopyReader } from './copy-out.ts';
 import type { CsvOptions } from './csv.ts';
 import type { ExportFormat } from './negotiate.ts';
-import { numbersInRange, pgCsvCells, pgCsvOptions, pgCsvTextCells, pgLine } from './pg-lines.ts';
+import { numbersInRange, pgCsvCells, pgCsvOptions, pgLine } from './pg-lines.ts';
 import { pgNestedLine } from './pg-nested-lines.ts';
 
 /**
@@ -81,7 +81,7 @@ export async function copyPlan(conn: ExportConnection, layout: ExportLayout, pla
   const query = await orderedQuery(conn.db, shaped, (q) => (cells ? q.select(cells.map((cell, i) => cell.as(`c${i}`))) : q.select(line!.as('line'))));
   const text = inlineParameters(query.compile());
   if (text === undefined) return undefined;
-  if (cells) return { statement: `copy (${text}) to stdout (${pgCsvOptions(csv, pgCsvTextCells(layout))})`, reader: () => new CsvCopyReader() };
+  if (cells) return { statement: `copy (${text}) to stdout (${pgCsvOptions(csv)})`, reader: () => new CsvCopyReader() };
   if (format === 'ndjson') return { statement: `copy (${text}) to stdout (${PG_LINES_OPTIONS})`, reader: () => new LineCopyReader() };
   // Binary: each row comes as its length and its bytes, exactly the line (or an order's lines); as text, its
   // CR LF would be quoted.

@@ -27,7 +27,7 @@ export function exportResponseContent(def: ResourceDef): Record<string, { schema
       schema: { type: 'string', description: 'NDJSON: one item per line, exactly as the JSON listing has it (nested values as objects), each line ending in LF.' },
     },
     [FORMATS.csv.mediaType]: {
-      schema: { type: 'string', description: `RFC 4180 CSV, UTF-8, CRLF line ends, a header row: ${names} (or the \`fields\` and \`include\` asked). Every text cell is quoted (an empty text is \`""\`), numbers and dates never; a null is an empty cell.` },
+      schema: { type: 'string', description: `RFC 4180 CSV, UTF-8, CRLF line ends, a header row: ${names} (or the \`fields\` and \`include\` asked).` },
     },
     [FORMATS.xlsx.mediaType]: {
       schema: { type: 'string', format: 'binary', description: `An XLSX workbook, one sheet named \`${def.collection}\`, a bold frozen header row: ${names}.` },

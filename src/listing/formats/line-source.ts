@@ -3,57 +3,48 @@ import { orderedQuery, type ListPlan } from '../engine.ts';
 import type { LooseQuery } from '../../resources/types.ts';
 import { SORT_COLUMNS } from '../resource.ts';
 import { ByteWriter, type EncodedBatch } from './bytes.ts';
-import { flatten, type ExportLayout, type ExportRecord } from './columns.ts';
+import type { ExportLayout, ExportRecord } from './columns.ts';
 import type { ExportConnection } from './connection.ts';
-import { CsvEncoder, type CsvOptions } from './csv.ts';
 import { lineEncoder } from './ndjson.ts';
 import { BatchSource, batchRows, continuedAfter, FIRST_BATCH_ROWS } from './source.ts';
 import { literal } from './line-cells.ts';
-import { sqliteCsvRowWritable, sqliteNumbersInRange, type sqliteCsvLine, type sqliteLine } from './sqlite-lines.ts';
-
-/** The lines of an export that SQLite writes, and how JavaScript writes the same lines from records. */
-export type SqliteLines =
-  | { format: 'ndjson'; line: NonNullable<ReturnType<typeof sqliteLine>> }
-  | { format: 'csv'; line: NonNullable<ReturnType<typeof sqliteCsvLine>>; csv: CsvOptions };
+import { sqliteNumbersInRange, type sqliteLine } from './sqlite-lines.ts';
 
 /** Batches of lines SQLite wrote, and batches of records encoded here after a number it would write otherwise (the tests read which path an export took). */
 export const lineSourceStats = { lineBatches: 0, recordBatches: 0 };
 
 /**
- * The lines of an NDJSON or CSV export on SQLite, written by SQLite (sqlite-lines.ts), read in keyset batches like
+ * The lines of an NDJSON export on SQLite, written by SQLite (sqlite-lines.ts), read in keyset batches like
  * BatchSource's records (source.ts): the same `orderedQuery`, so filters, sort and a cursor mean exactly the
  * same, and between two batches no statement is left running. Each row brings its line, its id and, sorted
- * otherwise than by id, its sort value (for the next batch's keyset). A batch is sized by the bytes asked for
+ * otherwise than by id, its sort value (for the next batch's keyset); sorted by id, the batch's lines come joined
+ * into one BLOB (`joined`). A batch is sized by the bytes asked for
  * and the last batch's bytes per row, starting from a few rows, so memory stays flat whether rows are 100
  * bytes or 100 kB.
  *
  * A layout with numbers also brings, per row, whether its numbers are ones printf writes as JavaScript does
  * (`sqliteNumbersInRange`): checked with the line rather than by a pass over the rows before the first byte
  * (0.1-0.2 s for 100 000 products). The first batch holding one that is not is read again as records, from the
- * same keyset position and of the same size, and it and every later batch are encoded here by the format's
- * JavaScript encoder (ndjson.ts, csv.ts), whose bytes the lines equal.
+ * same keyset position and of the same size, and it and every later batch are encoded here by the line encoder
+ * (ndjson.ts), whose bytes the lines equal.
  */
 export class LineSource {
   private plan: ListPlan;
   private done = false;
   private bytesPerRow: number | undefined;
   private readonly bytes = new ByteWriter();
-  /** Per row: whether SQLite writes its line as JavaScript would (its numbers; in CSV, also no NUL in its texts). */
   private readonly inRange: ReturnType<typeof sqliteNumbersInRange>;
   /** Once a batch held a number SQLite would write otherwise: the records of the rest of the export. */
   private records: BatchSource | undefined;
-  /** What ends each line: CSV's records end in CR LF. */
-  private readonly end: string;
 
   constructor(
     private readonly conn: ExportConnection,
     private readonly layout: ExportLayout,
     plan: ListPlan,
-    private readonly lines: SqliteLines,
+    private readonly line: NonNullable<ReturnType<typeof sqliteLine>>,
   ) {
     this.plan = { ...plan, shape: layout.shape };
-    this.inRange = lines.format === 'csv' ? sqliteCsvRowWritable(layout) : sqliteNumbersInRange(layout);
-    this.end = lines.format === 'csv' ? '\r\n' : '\n';
+    this.inRange = sqliteNumbersInRange(layout);
   }
 
   /** The next batch of about `bytes` bytes of lines, or undefined at the end. */
@@ -63,7 +54,7 @@ export class LineSource {
     if (this.done) return undefined;
     const byId = this.plan.sortKey === 'id';
     // Slots: the line, the id, then the sort value where it is not the id, then whether the numbers are in range.
-    const columns: Array<AliasedRawBuilder<unknown, string>> = [this.lines.line.as('line'), sql.ref('t.id').as('id')];
+    const columns: Array<AliasedRawBuilder<unknown, string>> = [this.line.as('line'), sql.ref('t.id').as('id')];
     if (!byId) columns.push(sql.ref(SORT_COLUMNS[this.plan.sortKey]).as('sort_value'));
     if (this.inRange) columns.push(this.inRange.as('in_range'));
     const query = (await orderedQuery(this.conn.db, this.plan, (q) => q.select(columns))).limit(limit);
@@ -72,12 +63,11 @@ export class LineSource {
     if (this.inRange && rows.some((row) => row[row.length - 1] !== 1)) return this.fromRecords(limit);
     if (rows.length < limit) this.done = true;
     if (rows.length === 0) return undefined;
-    const { end } = this;
     let chars = 0;
     for (const row of rows) {
       const text = row[0] as string;
-      chars += text.length + end.length;
-      this.bytes.write(text + end);
+      chars += text.length + 1;
+      this.bytes.write(`${text}\n`);
     }
     this.bytesPerRow = Math.max(1, chars / rows.length);
     const last = rows[rows.length - 1];
@@ -90,15 +80,14 @@ export class LineSource {
    * A batch sorted by id, its lines joined by SQLite into one BLOB (`string_agg` in the batch's order, cast so
    * that its UTF-8 bytes come as they are): no string per row crosses into JavaScript, nor is it encoded again.
    * The last id of the batch is its largest (smallest, descending). A whole export of 1.17 M product-parameter
-   * values in process: CSV 1.7-2.0 s against 2.0-2.4 s with a line per row, NDJSON 1.2-1.3 s against 1.4-1.7 s.
+   * values in a fresh process: 1.2-1.3 s against 1.4-1.7 s with a line per row (docs/benchmarks.md, Snapshots).
    * (SQLite's text is UTF-8: the store is created so, and better-sqlite3 writes every string so, a lone
    * surrogate as U+FFFD.)
    */
   private async joined(query: LooseQuery, limit: number): Promise<EncodedBatch | undefined> {
     const direction = sql.raw(this.plan.descending ? 'desc' : 'asc');
-    const end = literal(this.end);
     const columns: Array<AliasedRawBuilder<unknown, string>> = [
-      sql`cast(string_agg(b.line, ${end} order by b.id ${direction}) || ${end} as blob)`.as('lines'),
+      sql`cast(string_agg(b.line, ${literal('\n')} order by b.id ${direction}) || ${literal('\n')} as blob)`.as('lines'),
       sql.raw(this.plan.descending ? 'min(b.id)' : 'max(b.id)').as('last'),
       sql`count(*)`.as('rows'),
     ];
@@ -124,17 +113,15 @@ export class LineSource {
   /** A batch of records as the lines the export's JavaScript encoder writes. */
   private encoded(records: ExportRecord[] | undefined): EncodedBatch | undefined {
     if (!records) return undefined;
-    let pieces: Buffer[];
-    if (this.lines.format === 'csv') {
-      pieces = new CsvEncoder(this.layout.columns, this.lines.csv).rows(flatten(this.layout, records), this.bytes);
-    } else {
-      const encode = lineEncoder(this.layout);
-      for (const record of records) this.bytes.write(`${encode(record)}\n`);
-      pieces = this.bytes.take();
+    const encode = lineEncoder(this.layout);
+    let chars = 0;
+    for (const record of records) {
+      const text = encode(record);
+      chars += text.length + 1;
+      this.bytes.write(`${text}\n`);
     }
-    // Bytes, not characters: a batch's size is only ever asked in round figures.
-    this.bytesPerRow = Math.max(1, pieces.reduce((n, p) => n + p.length, 0) / records.length);
+    this.bytesPerRow = Math.max(1, chars / records.length);
     lineSourceStats.recordBatches += 1;
-    return { pieces, rows: records.length };
+    return { pieces: this.bytes.take(), rows: records.length };
   }
 }

@@ -1,6 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
-import type { CellType, ExportLayout } from './columns.ts';
-import type { CsvOptions } from './csv.ts';
+import type { ExportLayout } from './columns.ts';
 import { lineEncoderNames } from './ndjson.ts';
 import { cellTypeOf, everyNumber, literal } from './line-cells.ts';
 
@@ -20,9 +19,18 @@ import { cellTypeOf, everyNumber, literal } from './line-cells.ts';
  * Integer and text fields hold what the API wrote into them (integers and text: the schemas validate every
  * write), so their values are written as they are stored.
  *
- * Covered: NDJSON and CSV (`sqliteCsvLine`) of layouts whose cells are their fields (as pg-lines.ts: no nested
- * values, no includes, nothing decoded). test/listing/formats/sqlite-lines.test.ts holds each value to
- * JSON.stringify and to CsvEncoder on random values, and every export to the JavaScript path.
+ * Covered: NDJSON of layouts whose cells are their fields (as pg-lines.ts: no nested values, no includes,
+ * nothing decoded). CSV stays with the JavaScript encoder: CSV lines built by SQLite (quoting by `glob` and
+ * `replace`, the formula guard by `substr` and `trim`) measured slower than reading the values and encoding
+ * them in JavaScript, in an alternating comparison of whole exports (medians of five: 1.90 s against 1.78 s
+ * for 522 171 product-parameter values, 1.92 s against 1.09 s for 100 000 products, whose long descriptions
+ * each pattern reads through), where these NDJSON lines took 1.61 s against 2.63 s and 0.79 s against 1.13 s.
+ * Quoting every text instead (`printf` with `"%w"`, which doubles quotes in C, no test per text; a CSV format
+ * change) was measured in the seventh session: 1.7-2.0 s against 2.1-2.8 s for the 1.17 M product-parameter
+ * values (three texts a row), but 1.0-1.3 s against 0.8-1.2 s for 224 821 products (six to seven texts a row,
+ * each with its formula guard and NUL check), so it was not kept (docs/benchmarks.md, Snapshots).
+ * test/listing/formats/sqlite-lines.test.ts holds each value to JSON.stringify on random values, and every
+ * export to the JavaScript path.
  */
 
 type Expr = RawBuilder<string>;
@@ -61,68 +69,4 @@ export function sqliteLine(layout: ExportLayout): Expr | undefined {
     return sql`${literal(names[i])}, ${types[i] === 'number' ? sqliteJsonNumber(value) : value}`;
   });
   return sql<string>`json_object(${sql.join(parts)})`;
-}
-
-/** What a spreadsheet reads as a formula (csv.ts, `neutralise`): `=`, `+`, `-`, `@`, tab, CR, as code points. */
-const FORMULA_CODES = sql.raw('61, 43, 45, 64, 9, 13');
-
-/**
- * The `'` that csv.ts's `neutralise` puts before a text a spreadsheet would run as a formula, or nothing: the first
- * character's code point (`unicode`) against six; a text that starts with a sign is left alone when it is a plain
- * signed number (`^[+-]?[0-9][0-9.,]*$`: a sign, a digit, then only digits, points and commas).
- */
-const formulaGuard = (x: Expr): Expr =>
-  sql<string>`case when unicode(${x}) in (${FORMULA_CODES}) and not (${x} glob '[+-][0-9]*' and substr(${x}, 3) not glob '*[^0-9.,]*') then '''' else '' end`;
-
-/** A number as CSV text the way JavaScript writes it (csv.ts: String(Number(v))), for values `sqliteNumberInRange` accepts; NULL stays NULL. */
-const sqliteCsvNumber = (x: Expr): Expr => sql<string>`case when ${x} is null then null when ${x} = 0 then '0' else printf('%.15g', ${x}) end`;
-
-/** One cell of `sqliteCsvLine`: its part of printf's format, and the arguments that part reads. */
-export function sqliteCsvCell(type: CellType, value: Expr, options: CsvOptions): { format: string; args: Expr[] } {
-  // %s writes a NULL as nothing.
-  if (type === 'number') return { format: '%s', args: [sqliteCsvNumber(value)] };
-  if (type !== 'string') return { format: '%s', args: [value] };
-  // The quotes, the guard, the text, the quotes: %w writes a NULL as "(NULL)", so a null text is an empty text
-  // between no quotes. Four arguments of the one printf measured faster than a printf per text inside it
-  // (1.2 s against 1.5-1.8 s for the lines of 1.17 M product-parameter values through `sqlite3`).
-  const quote = sql<string>`case when ${value} is null then '' else '"' end`;
-  const text = sql<string>`coalesce(${value}, '')`;
-  return options.escapeFormulas ? { format: '%s%s%w%s', args: [quote, formulaGuard(value), text, quote] } : { format: '%s%w%s', args: [quote, text, quote] };
-}
-
-/**
- * The condition that `sqliteCsvLine` writes a row as CsvEncoder does, or undefined when it always does: its numbers
- * are in range, and no text holds a NUL, which printf would take for the text's end. The API refuses NUL in
- * what it is sent (http/validation.ts) but an import or a sync could still store one on SQLite; such a row's
- * batch and the rest are encoded in JavaScript (line-source.ts).
- */
-export function sqliteCsvRowWritable(layout: ExportLayout): Expr | undefined {
-  const texts = layout.shape.shown.filter((f) => cellTypeOf(f) === 'string').map((f) => sql<string>`ifnull(instr(${sql.ref(f.column)}, char(0)), 0) = 0`);
-  const numbers = sqliteNumbersInRange(layout);
-  const all = numbers ? [numbers, ...texts] : texts;
-  return all.length ? sql<string>`(${sql.join(all, sql` and `)})` : undefined;
-}
-
-/**
- * The SQL expression of a CSV line (without its CR LF) as CsvEncoder writes it (csv.ts), or undefined where the
- * layout or options need the JavaScript encoder (a `locale`'s decimal comma and dates, includes, nested values).
- * One `printf` makes the line: every text quoted by `"%w"` (quotes doubled, in C) after the formula guard, a
- * null empty (no quotes); integers, money and dates as they are stored (digits, and the API's decimal and
- * timestamp text); numbers through `sqliteCsvNumber`. Each row says whether its line is right
- * (`sqliteCsvRowWritable`: its numbers in range, no NUL), as for NDJSON (line-source.ts). Because every text is
- * quoted, no text is tested for characters to quote: for 1.17 M product-parameter values `sqlite3` wrote these
- * lines in 1.2 s against 0.74 s for its own `-csv`, where quoting only a text that holds a delimiter, quote, CR or
- * LF (a `glob` per text) took 1.4 s. A whole export of them in process: 1.7-2.0 s as these lines (joined per
- * batch, line-source.ts), 2.1-2.8 s as values read into JavaScript and encoded there.
- */
-export function sqliteCsvLine(layout: ExportLayout, options: CsvOptions): Expr | undefined {
-  if (!layout.identity || options.spreadsheet || options.decimal === ',') return undefined;
-  const shown = layout.shape.shown;
-  // SQLite takes at most 1 000 arguments to a function: up to four per field, and the format.
-  if (shown.length === 0 || shown.length > 200 || layout.columns.length !== shown.length) return undefined;
-  const types = shown.map(cellTypeOf);
-  if (types.some((t) => t === undefined)) return undefined;
-  const cells = shown.map((f, i) => sqliteCsvCell(types[i]!, sql.ref(f.column) as unknown as Expr, options));
-  // The delimiters (CSV_DELIMITERS: comma, semicolon, tab, bar) hold no % for printf.
-  return sql<string>`printf(${literal(cells.map((c) => c.format).join(options.delimiter))}, ${sql.join(cells.flatMap((c) => c.args))})`;
 }

@@ -270,7 +270,7 @@ for (const dialect of (await dialects()).filter((d) => d === 'postgres')) {
             const conn = await openExportConnection(t.database.store, 'pg-lines test');
             try {
               assert.deepEqual(query.parameters, []);
-              const source = conn.copyOut!(`copy (${query.sql}) to stdout (${pgCsvOptions(options, ['a'])})`, new CsvCopyReader());
+              const source = conn.copyOut!(`copy (${query.sql}) to stdout (${pgCsvOptions(options)})`, new CsvCopyReader());
               const pieces: Buffer[] = [];
               let rows = 0;
               for (let batch = await source.next(1 << 16); batch; batch = await source.next(1 << 16)) {
