@@ -1,13 +1,11 @@
 import { sql, type AliasedRawBuilder } from 'kysely';
 import { orderedQuery, type ListPlan } from '../engine.ts';
-import type { LooseQuery } from '../../resources/types.ts';
 import { SORT_COLUMNS } from '../resource.ts';
 import { ByteWriter, type EncodedBatch } from './bytes.ts';
 import type { ExportLayout, ExportRecord } from './columns.ts';
 import type { ExportConnection } from './connection.ts';
 import { lineEncoder } from './ndjson.ts';
 import { BatchSource, batchRows, continuedAfter, FIRST_BATCH_ROWS } from './source.ts';
-import { literal } from './line-cells.ts';
 import { sqliteNumbersInRange, type sqliteLine } from './sqlite-lines.ts';
 
 /** Batches of lines SQLite wrote, and batches of records encoded here after a number it would write otherwise (the tests read which path an export took). */
@@ -17,8 +15,7 @@ export const lineSourceStats = { lineBatches: 0, recordBatches: 0 };
  * The lines of an NDJSON export on SQLite, written by SQLite (sqlite-lines.ts), read in keyset batches like
  * BatchSource's records (source.ts): the same `orderedQuery`, so filters, sort and a cursor mean exactly the
  * same, and between two batches no statement is left running. Each row brings its line, its id and, sorted
- * otherwise than by id, its sort value (for the next batch's keyset); sorted by id, the batch's lines come joined
- * into one BLOB (`joined`). A batch is sized by the bytes asked for
+ * otherwise than by id, its sort value (for the next batch's keyset). A batch is sized by the bytes asked for
  * and the last batch's bytes per row, starting from a few rows, so memory stays flat whether rows are 100
  * bytes or 100 kB.
  *
@@ -58,9 +55,12 @@ export class LineSource {
     if (!byId) columns.push(sql.ref(SORT_COLUMNS[this.plan.sortKey]).as('sort_value'));
     if (this.inRange) columns.push(this.inRange.as('in_range'));
     const query = (await orderedQuery(this.conn.db, this.plan, (q) => q.select(columns))).limit(limit);
-    if (byId) return this.joined(query, limit);
     const rows = await this.conn.arrays(query.compile());
-    if (this.inRange && rows.some((row) => row[row.length - 1] !== 1)) return this.fromRecords(limit);
+    if (this.inRange && rows.some((row) => row[row.length - 1] !== 1)) {
+      // This batch and the rest are JavaScript's to write, from this batch's own keyset position.
+      this.records = new BatchSource(this.conn, this.layout, this.plan);
+      return this.encoded(await this.records.next(limit));
+    }
     if (rows.length < limit) this.done = true;
     if (rows.length === 0) return undefined;
     let chars = 0;
@@ -71,43 +71,9 @@ export class LineSource {
     }
     this.bytesPerRow = Math.max(1, chars / rows.length);
     const last = rows[rows.length - 1];
-    this.plan = continuedAfter(this.plan, last[1], last[2]);
+    this.plan = continuedAfter(this.plan, last[1], byId ? undefined : last[2]);
     lineSourceStats.lineBatches += 1;
     return { pieces: this.bytes.take(), rows: rows.length };
-  }
-
-  /**
-   * A batch sorted by id, its lines joined by SQLite into one BLOB (`string_agg` in the batch's order, cast so
-   * that its UTF-8 bytes come as they are): no string per row crosses into JavaScript, nor is it encoded again.
-   * The last id of the batch is its largest (smallest, descending). A whole export of 1.17 M product-parameter
-   * values in a fresh process: 1.2-1.3 s against 1.4-1.7 s with a line per row (docs/benchmarks.md, Snapshots).
-   * (SQLite's text is UTF-8: the store is created so, and better-sqlite3 writes every string so, a lone
-   * surrogate as U+FFFD.)
-   */
-  private async joined(query: LooseQuery, limit: number): Promise<EncodedBatch | undefined> {
-    const direction = sql.raw(this.plan.descending ? 'desc' : 'asc');
-    const columns: Array<AliasedRawBuilder<unknown, string>> = [
-      sql`cast(string_agg(b.line, ${literal('\n')} order by b.id ${direction}) || ${literal('\n')} as blob)`.as('lines'),
-      sql.raw(this.plan.descending ? 'min(b.id)' : 'max(b.id)').as('last'),
-      sql`count(*)`.as('rows'),
-    ];
-    if (this.inRange) columns.push(sql`min(b.in_range)`.as('in_range'));
-    const [[lines, last, count, inRange]] = await this.conn.arrays(this.conn.db.selectFrom(query.as('b')).select(columns).compile());
-    const rows = Number(count);
-    if (this.inRange && rows > 0 && inRange !== 1) return this.fromRecords(limit);
-    if (rows < limit) this.done = true;
-    if (rows === 0) return undefined;
-    const bytes = lines as Buffer;
-    this.bytesPerRow = Math.max(1, bytes.length / rows);
-    this.plan = continuedAfter(this.plan, last, undefined);
-    lineSourceStats.lineBatches += 1;
-    return { pieces: [bytes], rows };
-  }
-
-  /** From this batch's own keyset position on, the rest of the export is JavaScript's to write. */
-  private async fromRecords(limit: number): Promise<EncodedBatch | undefined> {
-    this.records = new BatchSource(this.conn, this.layout, this.plan);
-    return this.encoded(await this.records.next(limit));
   }
 
   /** A batch of records as the lines the export's JavaScript encoder writes. */
