@@ -28,7 +28,7 @@ import { cellTypeOf, everyNumber, literal } from './line-cells.ts';
  * Quoting every text instead (`printf` with `"%w"`, which doubles quotes in C, no test per text; a CSV format
  * change) was measured in the seventh session: 1.7-2.0 s against 2.1-2.8 s for the 1.17 M product-parameter
  * values (three texts a row), but 1.0-1.3 s against 0.8-1.2 s for 224 821 products (six to seven texts a row,
- * each with its formula guard and NUL check), so it was not kept (docs/benchmarks.md, Snapshots). Nor were a
+ * each with its formula guard and NUL check), so it was not kept (docs/benchmarks.md, Snapshots). Nor was a
  * batch's lines joined by SQLite into one BLOB (`string_agg`, cast): faster in a fresh process for the narrow rows
  * of product-parameter values, but over HTTP the server's CPU per export was the same for those and 16 % more for
  * products (bench/results/side-by-side-2026-11-27T1631-ndjson-joined.md).

@@ -136,7 +136,7 @@ for (const dialect of await dialects()) {
         `${made[2]},Q-2,'=1+1,1299.50,21,0,0.25,-12`,
       ];
       const csv = (header: string, lines: string[]) => [header, ...lines].map((l) => `${l}\r\n`).join('');
-      // A whole export (PostgreSQL's COPY), a page, and with an include (the API's own encoder on both).
+      // A whole export (PostgreSQL's COPY; on SQLite the API's encoder), a page, and with an include (the API's encoder on both).
       const whole = await get(`/api/v2/products/export?format=csv&ids=${made.join(',')}&fields=${fields}`);
       assert.equal(whole.statusCode, 200, whole.body);
       assert.equal(whole.body, csv(fields, rows));
