@@ -4,9 +4,9 @@ import xxhash from 'xxhash-wasm';
  * The hash of a JSON answer's ETag (conditional.ts): XXH64 of its UTF-8 bytes, 16 hex digits. Every 200 JSON
  * answer is hashed, so the hash is on every request's path: SHA-1 (OpenSSL) of a 55 kB page of 100 products took
  * 27-28 µs on the benchmark machine, 6-7 % of the API's CPU for the page, XXH64 3.5-3.9 µs (xxhash-wasm; a
- * native binding measured 2.7 µs, not worth a native addon). A tag only has to change when the answer does; nothing is
- * gained by making two answers of one URL collide (a client sees its own data), so a hash that resists a forger
- * is not needed, and 64 bits leave a changed answer one chance in 2^64 of keeping its tag.
+ * native binding measured 2.7 µs, not worth a native addon). A tag only has to change when the answer does;
+ * nothing is gained by making two answers of one URL collide (a client sees its own data), so a hash that resists
+ * a forger is not needed, and 64 bits leave a changed answer one chance in 2^64 of keeping its tag.
  *
  * xxhash-wasm copies its input into the module's memory, which grows to the largest input and never shrinks:
  * bytes are hashed in slices of at most SLICE_BYTES, and a string is hashed whole only when small (encoded, it

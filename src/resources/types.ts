@@ -64,8 +64,8 @@ export interface Field extends FieldDeclaration {
   stored?: string;
   /**
    * Stored as JSON.stringify's text of its value (a written `object` or `array` field of the main table without
-   * its own `write.encode` or `decode`), and decoded from it: PostgreSQL's export lines may write or parse the text itself
-   * (listing/formats/pg-nested-lines.ts).
+   * its own `write.encode` or `decode`), and decoded from it: PostgreSQL's export lines may write or parse the
+   * text itself (listing/formats/pg-nested-lines.ts).
    */
   jsonText?: boolean;
 }
