@@ -54,6 +54,29 @@ export class ByteWriter {
     }
   }
 
+  /**
+   * Room for at most `n` bytes written in place (by a reader that encodes bytes into bytes, such as
+   * json-copy-reader.ts): the buffer to write into from `position`, then `advance` to the end of what was
+   * written. More than a piece holds gets a buffer of its own, which `advance` hands on as one piece.
+   */
+  room(n: number): Buffer {
+    if (this.buffer && this.at + n <= this.pieceBytes) return this.buffer;
+    this.flush();
+    this.buffer = Buffer.allocUnsafe(Math.max(n, this.pieceBytes));
+    return this.buffer;
+  }
+
+  /** Where `room`'s bytes go. */
+  get position(): number {
+    return this.at;
+  }
+
+  /** Takes the bytes written into `room` up to `end`. */
+  advance(end: number): void {
+    this.at = end;
+    if (end > this.pieceBytes) this.flush();
+  }
+
   /** The bytes written since the last `take`, in pieces. */
   take(): Buffer[] {
     this.flush();

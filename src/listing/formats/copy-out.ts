@@ -14,6 +14,10 @@ export interface CopyReader {
   data(chunk: Buffer, start: number, end: number, last: boolean, out: ByteWriter): void;
 }
 
+/** The binary format's file header (sql-copy.html, "Binary Format"): `PGCOPY\n\377\r\n\0`, then 32-bit flags and the length of a header extension. */
+export const BINARY_SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
+export const BINARY_HEADER = BINARY_SIGNATURE.length + 8;
+
 /** Backend messages of copy-out mode (protocol-message-formats.html). */
 const COPY_DATA = 0x64; // 'd'
 const COPY_DONE = 0x63; // 'c'

@@ -4,10 +4,11 @@ import { filteredQuery, orderedQuery, type ListPlan } from '../engine.ts';
 import type { ByteWriter } from './bytes.ts';
 import type { ExportLayout } from './columns.ts';
 import type { ExportConnection } from './connection.ts';
-import type { CopyReader } from './copy-out.ts';
+import { BINARY_HEADER, BINARY_SIGNATURE, type CopyReader } from './copy-out.ts';
 import type { CsvOptions } from './csv.ts';
 import type { ExportFormat } from './negotiate.ts';
-import { numbersInRange, pgCsvCells, pgCsvOptions, pgLine } from './pg-lines.ts';
+import { JsonCopyReader } from './json-copy-reader.ts';
+import { numbersInRange, pgCsvCells, pgCsvOptions, pgJsonCells, pgLine } from './pg-lines.ts';
 import { pgNestedLine } from './pg-nested-lines.ts';
 
 /**
@@ -49,17 +50,19 @@ export const PG_LINES_OPTIONS = `format csv, quote E'\\x01', delimiter E'\\x02'`
 
 /**
  * The `COPY` of an export whose text PostgreSQL writes, or undefined when it is JavaScript's to write: CSV
- * through PostgreSQL's own CSV writer where it writes the export's bytes (pgCsvCells), otherwise each row's
+ * through PostgreSQL's own CSV writer where it writes the export's bytes (pgCsvCells); NDJSON of a plain layout as
+ * a text cell per field in the binary format, made lines of by JsonCopyReader (pgJsonCells); otherwise each row's
  * whole line (pgLine, or pgNestedLine for nested arrays and JSON text): NDJSON as text (PG_LINES_OPTIONS), the
  * CSV line of a single column, and an item's CSV lines, in the binary format.
  */
 export async function copyPlan(conn: ExportConnection, layout: ExportLayout, plan: ListPlan, format: ExportFormat, csv: CsvOptions): Promise<CopyPlan | undefined> {
   if (!conn.copyOut || format === 'xlsx') return undefined;
   const cells = format === 'csv' ? pgCsvCells(layout, csv) : undefined;
-  const plain = cells ? undefined : pgLine(layout, format, csv);
-  const nested = cells || plain ? undefined : pgNestedLine(layout, format, csv);
+  const json = format === 'ndjson' ? pgJsonCells(layout) : undefined;
+  const plain = format === 'csv' && !cells ? pgLine(layout, csv) : undefined;
+  const nested = cells || json || plain ? undefined : pgNestedLine(layout, format, csv);
   const line = plain ?? nested?.line;
-  if (!cells && !line) return undefined;
+  if (!cells && !json && !line) return undefined;
   const shaped = { ...plan, shape: layout.shape };
   // A number PostgreSQL would write otherwise than JavaScript (a weight of 1e21): the rows are JavaScript's to
   // write. Checked over the export's own rows (and their nested elements), on its snapshot; one pass over an
@@ -78,10 +81,14 @@ export async function copyPlan(conn: ExportConnection, layout: ExportLayout, pla
   // for 100 000 orders that took 1.2-2.6 s more than the 3.5 s of the whole COPY without it (psql, two runs
   // each). Plain lines measured the same either way.
   await conn.arrays(sql`set local jit = off`.compile(conn.db));
-  const query = await orderedQuery(conn.db, shaped, (q) => (cells ? q.select(cells.map((cell, i) => cell.as(`c${i}`))) : q.select(line!.as('line'))));
+  const query = await orderedQuery(conn.db, shaped, (q) => {
+    const each = cells ?? json?.cells;
+    return each ? q.select(each.map((cell, i) => cell.as(`c${i}`))) : q.select(line!.as('line'));
+  });
   const text = inlineParameters(query.compile());
   if (text === undefined) return undefined;
   if (cells) return { statement: `copy (${text}) to stdout (${pgCsvOptions(csv)})`, reader: () => new CsvCopyReader() };
+  if (json) return { statement: `copy (${text}) to stdout (format binary)`, reader: () => new JsonCopyReader(json.names, json.quoted) };
   if (format === 'ndjson') return { statement: `copy (${text}) to stdout (${PG_LINES_OPTIONS})`, reader: () => new LineCopyReader() };
   // Binary: each row comes as its length and its bytes, exactly the line (or an order's lines); as text, its
   // CR LF would be quoted.
@@ -128,9 +135,6 @@ export class CsvCopyReader extends LineCopyReader {
   }
 }
 
-/** `PGCOPY\n\377\r\n\0`, then 32-bit flags and the length of a header extension. */
-const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
-const FILE_HEADER = SIGNATURE.length + 8;
 
 /**
  * Reads PostgreSQL's binary COPY format of one text column (the file header, then per row a 16-bit field count,
@@ -200,10 +204,10 @@ export class BinaryCopyReader implements CopyReader {
         if (length === 0) this.endRow();
         else this.state = 'data';
       } else if (this.state === 'file') {
-        if (available() < FILE_HEADER) return hold();
-        const head = take(FILE_HEADER);
-        if (!head.subarray(0, SIGNATURE.length).equals(SIGNATURE)) throw new Error('not a binary COPY stream');
-        this.remaining = head.readUInt32BE(SIGNATURE.length + 4);
+        if (available() < BINARY_HEADER) return hold();
+        const head = take(BINARY_HEADER);
+        if (!head.subarray(0, BINARY_SIGNATURE.length).equals(BINARY_SIGNATURE)) throw new Error('not a binary COPY stream');
+        this.remaining = head.readUInt32BE(BINARY_SIGNATURE.length + 4);
         this.state = this.remaining > 0 ? 'extension' : 'row';
       } else {
         // A header extension (none so far): skipped.

@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { CellType, ExportLayout } from './columns.ts';
 import type { CsvOptions } from './csv.ts';
-import { cellTypeOf, everyNumber, literal } from './line-cells.ts';
+import { cellTypeOf, everyNumber } from './line-cells.ts';
 import { lineEncoderNames } from './ndjson.ts';
 
 /*
@@ -13,8 +13,9 @@ import { lineEncoderNames } from './ndjson.ts';
  *
  * Covered: layouts whose cells are their fields (no nested values, no includes, nothing decoded from JSON
  * text), the API's CSV with any delimiter (with or without the formula guard), and NDJSON. CSV of two columns
- * or more goes through PostgreSQL's own CSV writer, given cells (`pgCsvCells`); a single column, and NDJSON, as
- * whole lines (`pgLine`). Nested arrays and JSON-text fields (orders) are pg-nested-lines.ts's; anything else
+ * or more goes through PostgreSQL's own CSV writer, given cells (`pgCsvCells`); a single column as whole lines
+ * (`pgLine`); NDJSON as a text cell per field, which json-copy-reader.ts makes lines of (`pgJsonCells`: for
+ * these, JSON built by PostgreSQL cost it more than the whole export costs now). Nested arrays and JSON-text fields (orders) are pg-nested-lines.ts's; anything else
  * (a `locale`'s decimal comma and dates, includes) is left to the JavaScript encoders: these answer undefined.
  * test/listing/formats/pg-lines.test.ts holds each expression to the JavaScript encoder on random values, and
  * every export to the other path.
@@ -110,6 +111,34 @@ export function jsonValue(type: CellType, value: Expr): Expr | undefined {
   }
 }
 
+/** The cells of an NDJSON export for JsonCopyReader: each field's text, and whether the line quotes it. */
+export interface JsonCells {
+  names: string[];
+  cells: Expr[];
+  quoted: boolean[];
+}
+
+/**
+ * An NDJSON export's cells as JsonCopyReader reads them (a text per field, null for null), or undefined where the
+ * layout is not a plain one (pgLine's conditions). Numbers and integers are written bare, as jsonValue writes them
+ * (a number JSON has no form for as null); everything else is quoted and escaped by the reader, which is what
+ * to_json does in pgLine.
+ */
+export function pgJsonCells(layout: ExportLayout): JsonCells | undefined {
+  if (!layout.identity) return undefined;
+  const shown = layout.shape.shown;
+  const names = lineEncoderNames(layout);
+  if (shown.length === 0 || !names || names.length !== shown.length) return undefined;
+  const types = shown.map(cellTypeOf);
+  if (types.some((t) => t === undefined)) return undefined;
+  const cells = shown.map((f, i) => {
+    const value = sql.ref(f.column) as unknown as Expr;
+    if (types[i] !== 'number') return sql<string>`${value}::text`;
+    return sql<string>`case when ${value}::text in ('NaN', 'Infinity', '-Infinity') then null else ${jsNumber(value)} end`;
+  });
+  return { names, cells, quoted: types.map((t) => t !== 'integer' && t !== 'number') };
+}
+
 /**
  * The cells of a CSV export for PostgreSQL's own CSV writer (`COPY … (format csv)`, read by CsvCopyReader in
  * copy-source.ts), or undefined where the layout or options are not what it writes as CsvEncoder does. Its
@@ -153,39 +182,24 @@ export const joined = (parts: Expr[]): Expr => sql.join(parts, sql` || `) as Exp
 export const numbersInRange = (layout: ExportLayout): Expr | undefined => everyNumber(layout, numberInRange);
 
 /**
- * The SQL expression of a whole line of this export (a CSV line with its CR LF, an NDJSON line without its LF),
- * or undefined when the layout or options need the JavaScript encoders.
+ * The SQL expression of a whole CSV line of this export, with its CR LF (for a single column: `pgCsvCells` covers
+ * the others), or undefined when the layout or options need the JavaScript encoder.
  */
-export function pgLine(layout: ExportLayout, format: 'csv' | 'ndjson', options: CsvOptions): Expr | undefined {
+export function pgLine(layout: ExportLayout, options: CsvOptions): Expr | undefined {
   if (!layout.identity) return undefined;
   const shown = layout.shape.shown;
-  if (shown.length === 0) return undefined;
-  const types = shown.map(cellTypeOf);
-  if (types.some((t) => t === undefined)) return undefined;
-  const refs = shown.map((f) => sql.ref(f.column) as unknown as Expr);
-  if (format === 'csv') {
-    // Identity layouts have a column per shown field, in order.
-    if (layout.columns.length !== shown.length) return undefined;
-    const cells = types.map((t, i) => csvCell(t!, refs[i], options));
-    if (cells.some((c) => c === undefined)) return undefined;
-    const parts: Expr[] = [];
-    cells.forEach((cell, i) => {
-      if (i > 0) parts.push(delimiterLiteral(options.delimiter));
-      parts.push(sql<string>`coalesce(${cell!}, '')`);
-    });
-    parts.push(sql.raw<string>(`E'\\r\\n'`));
-    return joined(parts);
-  }
-  const names = lineEncoderNames(layout);
-  if (!names) return undefined;
-  const values = types.map((t, i) => jsonValue(t!, refs[i]));
-  if (values.some((v) => v === undefined)) return undefined;
-  const parts: Expr[] = [];
-  values.forEach((value, i) => {
-    parts.push(literal(`${i === 0 ? '{' : ','}${JSON.stringify(names[i])}:`));
-    parts.push(sql<string>`coalesce(${value!}, 'null')`);
+  // Identity layouts have a column per shown field, in order.
+  if (shown.length === 0 || layout.columns.length !== shown.length) return undefined;
+  const cells = shown.map((f) => {
+    const type = cellTypeOf(f);
+    return type && csvCell(type, sql.ref(f.column) as unknown as Expr, options);
   });
-  // COPY ends each row with its LF (PG_LINES_OPTIONS in copy-source.ts).
-  parts.push(literal('}'));
+  if (cells.some((c) => c === undefined)) return undefined;
+  const parts: Expr[] = [];
+  cells.forEach((cell, i) => {
+    if (i > 0) parts.push(delimiterLiteral(options.delimiter));
+    parts.push(sql<string>`coalesce(${cell!}, '')`);
+  });
+  parts.push(sql.raw<string>(`E'\\r\\n'`));
   return joined(parts);
 }

@@ -39,6 +39,25 @@ describe('ByteWriter', () => {
       assert.deepEqual(writer.take(), []);
     });
   }
+
+  it('takes bytes written in place (room, advance) among texts: pieces of at most a piece, a longer row a piece of its own', () => {
+    const writer = new ByteWriter(64);
+    const expected: Buffer[] = [];
+    for (const size of [10, 30, 30, 200, 5, 64, 1, 63]) {
+      writer.write('ab');
+      expected.push(Buffer.from('ab'));
+      // Room for twice what is written, as a reader asks for its worst case.
+      const room = writer.room(size * 2);
+      const bytes = Buffer.alloc(size, 97 + (size % 26));
+      bytes.copy(room, writer.position);
+      writer.advance(writer.position + size);
+      expected.push(bytes);
+    }
+    const pieces = writer.take();
+    assert.ok(Buffer.concat(pieces).equals(Buffer.concat(expected)));
+    for (const piece of pieces) assert.ok(piece.length <= 64 || piece.length === 200, `a piece of ${piece.length} bytes`);
+    assert.ok(pieces.some((p) => p.length === 200), 'the row longer than a piece is one piece');
+  });
 });
 
 for (const dialect of await dialects()) {

@@ -9,10 +9,11 @@ import { exportLayout } from '../../../src/listing/formats/columns.ts';
 import { openExportConnection } from '../../../src/listing/formats/connection.ts';
 import { BinaryCopyReader, copyPlan, CsvCopyReader, inlineParameters, LineCopyReader, PG_LINES_OPTIONS } from '../../../src/listing/formats/copy-source.ts';
 import { CopyOut } from '../../../src/listing/formats/copy-out.ts';
+import { JsonCopyReader } from '../../../src/listing/formats/json-copy-reader.ts';
 import { ByteWriter } from '../../../src/listing/formats/bytes.ts';
 import { CSV_DEFAULTS, CsvEncoder, type CsvOptions } from '../../../src/listing/formats/csv.ts';
 import type { ExportFormat } from '../../../src/listing/formats/negotiate.ts';
-import { csvCell, jsonValue, numberInRange, pgCsvCell, pgCsvOptions } from '../../../src/listing/formats/pg-lines.ts';
+import { csvCell, jsonValue, numberInRange, pgCsvCell, pgCsvOptions, pgJsonCells } from '../../../src/listing/formats/pg-lines.ts';
 import { streamExport } from '../../../src/listing/formats/stream.ts';
 import type { Shape } from '../../../src/listing/shape.ts';
 import { RESOURCES } from '../../../src/modules/registry.ts';
@@ -87,7 +88,7 @@ function message(type: string, content: Buffer | string = Buffer.alloc(0)): Buff
  * reader wrote, the rows counted in the batches, what went back to node-pg's own reader of the socket, and the
  * statements sent.
  */
-async function copyInPieces(reader: CsvCopyReader | LineCopyReader, stream: Buffer, cuts: number[]): Promise<{ text: string; rows: number; back: Buffer; sent: string[] }> {
+async function copyInPieces(reader: CsvCopyReader | LineCopyReader | JsonCopyReader, stream: Buffer, cuts: number[]): Promise<{ text: string; rows: number; back: Buffer; sent: string[] }> {
   const socket = new PassThrough();
   const back: Buffer[] = [];
   socket.on('data', (chunk: Buffer) => back.push(chunk));
@@ -176,6 +177,66 @@ describe('COPY reading', () => {
       }),
       { numRuns: 100 },
     );
+  });
+
+  it('makes NDJSON lines of a binary COPY of text cells as JSON.stringify writes the items, whichever bytes the chunks are cut at', async () => {
+    const names = ['id', 'name', 'weight', 'price', 'note'];
+    const quoted = [false, true, false, true, true];
+    /** A binary COPY row of text cells (null for a null), as PostgreSQL sends it in one CopyData message. */
+    const row = (cells: (string | null)[]) => {
+      const parts = [Buffer.from([0, cells.length])];
+      for (const cell of cells) {
+        const bytes = cell === null ? Buffer.alloc(0) : Buffer.from(cell, 'utf8');
+        const length = Buffer.alloc(4);
+        length.writeInt32BE(cell === null ? -1 : bytes.length);
+        parts.push(length, bytes);
+      }
+      return Buffer.concat(parts);
+    };
+    const header = Buffer.concat([Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), Buffer.from([0, 0, 0, 0, 0, 0, 0, 2, 9, 9])]);
+    // Text as PostgreSQL holds it: no NUL, and valid UTF-8, so no lone surrogate (the API stores U+FFFD for one).
+    const stored = text.filter(storable).map((s) => Buffer.from(s, 'utf8').toString('utf8'));
+    const item = fc.tuple(fc.integer({ min: 1, max: 2 ** 31 }), fc.option(stored), fc.option(fc.double({ noNaN: true, noDefaultInfinity: true })), fc.option(fc.stringMatching(/^-?[0-9]{1,6}\.[0-9]{2}$/)), fc.option(stored));
+    const after = Buffer.concat([message('C', 'COPY 1\0'), message('Z', 'T')]);
+    await fc.assert(
+      fc.asyncProperty(fc.array(item, { minLength: 1, maxLength: 8 }), fc.integer({ min: 0, max: 40 }), async (items, cutCount) => {
+        const rows = items.map(([id, name, weight, price, note]) => row([String(id), name, weight === null ? null : String(weight), price, note]));
+        const stream = Buffer.concat([message('H', Buffer.from([1, 0, 5])), message('d', Buffer.concat([header, rows[0]])), ...rows.slice(1).map((r) => message('d', r)), message('d', Buffer.from([0xff, 0xff])), message('c'), after]);
+        const cuts = [...new Set(Array.from({ length: cutCount }, (_v, i) => 1 + ((i * 7919) % (stream.length - 1))))];
+        const reader = new JsonCopyReader(names, quoted);
+        const read = await copyInPieces(reader, stream, cuts);
+        const expected = items.map(([id, name, weight, price, note]) => `${JSON.stringify({ id, name, weight, price, note })}\n`).join('');
+        assert.equal(read.text, expected);
+        assert.equal(read.rows, items.length);
+        assert.equal(reader.done, true);
+        assert.ok(read.back.equals(after));
+      }),
+      { numRuns: 500 },
+    );
+    // Every byte a text can hold on its own, and a row far longer than a piece with escapes throughout (counted exactly first).
+    const every = Array.from({ length: 0x7f }, (_v, c) => String.fromCharCode(c + 1)).join('') + 'Žluťoučký 中文 😀';
+    const long = `${'"\\\n\u0001žluť😀'.repeat(20_000)}end`;
+    for (const value of [every, long]) {
+      const stream = Buffer.concat([message('d', Buffer.concat([header, row(['7', value, '1.5', null, ''])])), message('d', Buffer.from([0xff, 0xff])), message('c'), after]);
+      const read = await copyInPieces(new JsonCopyReader(names, quoted), stream, [3, 100, 70_000]);
+      assert.equal(read.text, `${JSON.stringify({ id: 7, name: value, weight: 1.5, price: null, note: '' })}\n`);
+    }
+  });
+
+  it('refuses a binary COPY of cells that is not the layout\'s: another field count, a row cut short or too long, bytes after the trailer', () => {
+    const reader = () => new JsonCopyReader(['a', 'b'], [false, true]);
+    const header = Buffer.concat([Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), Buffer.alloc(8)]);
+    const feed = (r: JsonCopyReader, ...messages: Buffer[]) => {
+      for (const m of messages) r.data(m, 0, m.length, true, new ByteWriter());
+    };
+    assert.throws(() => feed(reader(), Buffer.from('1\tx\n')), /not a binary COPY stream/);
+    assert.throws(() => feed(reader(), Buffer.concat([header, Buffer.from([0, 1, 0, 0, 0, 1, 65])])), /1 fields, expected 2/);
+    assert.throws(() => feed(reader(), Buffer.concat([header, Buffer.from([0, 2, 0, 0, 0, 1, 49, 0, 0, 0, 9, 65])])), /cut short/);
+    assert.throws(() => feed(reader(), Buffer.concat([header, Buffer.from([0, 2, 0, 0, 0, 1, 49, 0, 0, 0, 1, 65, 66])])), /longer than its fields/);
+    const ok = reader();
+    feed(ok, Buffer.concat([header, Buffer.from([0, 2, 0, 0, 0, 1, 49, 0xff, 0xff, 0xff, 0xff])]), Buffer.from([0xff, 0xff]));
+    assert.equal(ok.done, true);
+    assert.throws(() => feed(ok, Buffer.from([0, 2])), /after its trailer/);
   });
 
   it('does not start on a connection whose socket it cannot take over from node-pg alone', () => {
@@ -323,7 +384,11 @@ for (const dialect of (await dialects()).filter((d) => d === 'postgres')) {
         assert.equal(copy !== undefined, byDatabase, `${def.collection} ${format}: PostgreSQL writes it: ${byDatabase}`);
         // Plain CSV of two columns or more through PostgreSQL's CSV writer; one column, and an item's lines, as whole texts.
         if (copy && format === 'csv') assert.equal(!copy.statement.endsWith('(format binary)'), layout.identity && layout.columns.length > 1, `${def.collection}: CSV of ${layout.columns.length} columns through PostgreSQL's CSV writer`);
-        if (copy && format === 'ndjson') assert.ok(copy.statement.endsWith(`(${PG_LINES_OPTIONS})`), `${def.collection}: NDJSON lines as text, each row its line`);
+        // Plain NDJSON as cells that JsonCopyReader makes lines of; an item's lines with nested values as texts.
+        if (copy && format === 'ndjson') {
+          const cells = pgJsonCells(layout) !== undefined;
+          assert.ok(copy.statement.endsWith(cells ? '(format binary)' : `(${PG_LINES_OPTIONS})`), `${def.collection}: NDJSON ${cells ? 'cells' : 'lines as text'}`);
+        }
         let counted = 0;
         const database = await bytesOf(await streamExport(conn, def, p, shape, { format, csv, onBatch: (n) => (counted += n) }));
         const javascript = await bytesOf(await streamExport(conn, def, p, shape, { format, csv, encodeInDatabase: false }));

@@ -1,0 +1,151 @@
+import type { ByteWriter } from './bytes.ts';
+import { BINARY_HEADER, BINARY_SIGNATURE, type CopyReader } from './copy-out.ts';
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const HEX = Buffer.from('0123456789abcdef', 'latin1');
+/** The escapes JSON.stringify writes by name; the other control characters it writes as `\u00xx`. */
+const NAMED: Record<number, number> = { 0x08: 0x62, 0x09: 0x74, 0x0a: 0x6e, 0x0c: 0x66, 0x0d: 0x72 };
+/** The second byte of each byte's escape (`\"`, `\\`, `\n`), 0x75 (`u`) for `\u00xx`, or 0 for a byte written as it is. */
+const ESCAPE = new Uint8Array(256);
+for (let c = 0; c < 0x20; c++) ESCAPE[c] = NAMED[c] ?? 0x75;
+ESCAPE[QUOTE] = QUOTE;
+ESCAPE[BACKSLASH] = BACKSLASH;
+/** The most bytes one byte of a text becomes (`\u00xx`). */
+const MOST = 6;
+
+/**
+ * Reads a binary `COPY` of an NDJSON export's cells, one text column per field (pg-lines.ts, `pgJsonCells`), and
+ * writes each row's line as JSON.stringify writes the item: `{"name":value,…}` and LF, a quoted field's bytes
+ * between quotes with `"`, `\` and control characters escaped as JSON.stringify escapes them, a bare one (a
+ * number) as it is, a null as `null`. PostgreSQL sends text as its UTF-8 bytes (a UTF-8 database holds no NUL
+ * and no invalid sequence), which JSON.stringify writes unchanged but for those escapes.
+ *
+ * Why not the lines PostgreSQL writes itself (pgLine): building a JSON text per row costs PostgreSQL twice and
+ * more what its CSV costs (docs/benchmarks.md, "Exports"), and on two cores the database was the step the whole
+ * export waited for; the cells cost it what a CSV does, and this loop costs Node less than it saves there.
+ *
+ * PostgreSQL sends each row as one CopyData message, the file header in the first row's message and the
+ * trailer in a message of its own: a row lies whole in the socket's chunk, or its pieces are joined first.
+ */
+export class JsonCopyReader implements CopyReader {
+  rows = 0;
+  done = false;
+  private header = true;
+  /** The pieces of a message cut between chunks. */
+  private parts: Buffer[] = [];
+  private readonly first: Uint8Array[];
+  private readonly next: Uint8Array[];
+  /** The bytes of the names and punctuation of a line: `{"a":`, `,"b":`, the quotes of quoted values, `}` and LF. */
+  private readonly fixed: number;
+
+  /** `names`: the item's keys in order; `quoted[i]`: the field's value is a JSON string (else a number as it is). */
+  constructor(
+    names: string[],
+    private readonly quoted: boolean[],
+  ) {
+    this.first = names.map((n) => Buffer.from(`{${JSON.stringify(n)}:`));
+    this.next = names.map((n) => Buffer.from(`,${JSON.stringify(n)}:`));
+    this.fixed = this.next.reduce((sum, b) => sum + b.length + 2, 1 + 2);
+  }
+
+  data(chunk: Buffer, start: number, end: number, last: boolean, out: ByteWriter): void {
+    if (!last || this.parts.length > 0) {
+      this.parts.push(Buffer.from(chunk.subarray(start, end)));
+      if (!last) return;
+      const whole = Buffer.concat(this.parts);
+      this.parts = [];
+      this.message(whole, 0, whole.length, out);
+      return;
+    }
+    this.message(chunk, start, end, out);
+  }
+
+  /** One whole CopyData message: a row (the first one after the file header), or the trailer. */
+  private message(src: Buffer, at: number, end: number, out: ByteWriter): void {
+    if (this.done) throw new Error('COPY sent bytes after its trailer');
+    if (this.header) {
+      if (end - at < BINARY_HEADER || !src.subarray(at, at + BINARY_SIGNATURE.length).equals(BINARY_SIGNATURE)) throw new Error('not a binary COPY stream');
+      at += BINARY_HEADER + src.readUInt32BE(at + BINARY_HEADER - 4);
+      this.header = false;
+    }
+    if (end - at < 2) throw new Error('a COPY row cut short');
+    const fields = src.readInt16BE(at);
+    if (fields === -1) {
+      this.done = true;
+      return;
+    }
+    const n = this.quoted.length;
+    if (fields !== n) throw new Error(`COPY row of ${fields} fields, expected ${n}`);
+    at += 2;
+    // What the line can come to: every byte of a value escaped as `\u00xx`. A long row is counted exactly
+    // instead, so that it does not hold a buffer six times its size.
+    let room = this.fixed + (end - at) * MOST;
+    if (room > 1 << 16) room = this.exactSize(src, at, end);
+    const dst = out.room(room);
+    let o = out.position;
+    for (let i = 0; i < n; i++) {
+      const name = i === 0 ? this.first[i] : this.next[i];
+      for (let k = 0; k < name.length; k++) dst[o++] = name[k];
+      if (at + 4 > end) throw new Error('a COPY row cut short');
+      const length = src.readInt32BE(at);
+      at += 4;
+      if (length < 0) {
+        // null
+        dst[o++] = 0x6e;
+        dst[o++] = 0x75;
+        dst[o++] = 0x6c;
+        dst[o++] = 0x6c;
+        continue;
+      }
+      const stop = at + length;
+      if (stop > end) throw new Error('a COPY row cut short');
+      if (!this.quoted[i]) {
+        while (at < stop) dst[o++] = src[at++];
+        continue;
+      }
+      dst[o++] = QUOTE;
+      while (at < stop) {
+        const c = src[at++];
+        const e = ESCAPE[c];
+        if (e === 0) {
+          dst[o++] = c;
+        } else if (e !== 0x75) {
+          dst[o++] = BACKSLASH;
+          dst[o++] = e;
+        } else {
+          dst[o++] = BACKSLASH;
+          dst[o++] = 0x75;
+          dst[o++] = 0x30;
+          dst[o++] = 0x30;
+          dst[o++] = HEX[c >> 4];
+          dst[o++] = HEX[c & 15];
+        }
+      }
+      dst[o++] = QUOTE;
+    }
+    if (at !== end) throw new Error('a COPY row longer than its fields');
+    dst[o++] = 0x7d;
+    dst[o++] = 0x0a;
+    out.advance(o);
+    this.rows += 1;
+  }
+
+  /** The exact bytes of the line of the row whose fields start at `at`. */
+  private exactSize(src: Buffer, at: number, end: number): number {
+    let size = this.fixed;
+    for (let i = 0; i < this.quoted.length && at + 4 <= end; i++) {
+      const length = src.readInt32BE(at);
+      at += 4;
+      if (length < 0) {
+        size += 4;
+        continue;
+      }
+      const stop = Math.min(end, at + length);
+      if (!this.quoted[i]) size += stop - at;
+      else for (; at < stop; at++) size += ESCAPE[src[at]] === 0 ? 1 : ESCAPE[src[at]] === 0x75 ? MOST : 2;
+      at = stop;
+    }
+    return size;
+  }
+}
