@@ -14,7 +14,10 @@ export interface CopyReader {
   data(chunk: Buffer, start: number, end: number, last: boolean, out: ByteWriter): void;
 }
 
-/** The binary format's file header (sql-copy.html, "Binary Format"): `PGCOPY\n\377\r\n\0`, then 32-bit flags and the length of a header extension. */
+/**
+ * The binary format's file header (sql-copy.html, "Binary Format"): `PGCOPY\n\377\r\n\0`, then 32-bit flags
+ * and the length of a header extension.
+ */
 export const BINARY_SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 export const BINARY_HEADER = BINARY_SIGNATURE.length + 8;
 

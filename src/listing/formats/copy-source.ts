@@ -135,7 +135,6 @@ export class CsvCopyReader extends LineCopyReader {
   }
 }
 
-
 /**
  * Reads PostgreSQL's binary COPY format of one text column (the file header, then per row a 16-bit field count,
  * a 32-bit length and the bytes, then a -1 trailer), writing each row's bytes out as they come: a row may be

@@ -14,9 +14,10 @@ import { lineEncoderNames } from './ndjson.ts';
  * Covered: layouts whose cells are their fields (no nested values, no includes, nothing decoded from JSON
  * text), the API's CSV with any delimiter (with or without the formula guard), and NDJSON. CSV of two columns
  * or more goes through PostgreSQL's own CSV writer, given cells (`pgCsvCells`); a single column as whole lines
- * (`pgLine`); NDJSON as a text cell per field, which json-copy-reader.ts makes lines of (`pgJsonCells`: for
- * these, JSON built by PostgreSQL cost it more than the whole export costs now). Nested arrays and JSON-text fields (orders) are pg-nested-lines.ts's; anything else
- * (a `locale`'s decimal comma and dates, includes) is left to the JavaScript encoders: these answer undefined.
+ * (`pgLine`); NDJSON as a text cell per field, which json-copy-reader.ts makes lines of (`pgJsonCells`: a JSON
+ * text built per row cost PostgreSQL more than twice its CSV). Nested arrays and JSON-text fields (orders) are
+ * pg-nested-lines.ts's; anything else (a `locale`'s decimal comma and dates, includes) is left to the JavaScript
+ * encoders: these answer undefined.
  * test/listing/formats/pg-lines.test.ts holds each expression to the JavaScript encoder on random values, and
  * every export to the other path.
  */
@@ -120,9 +121,9 @@ export interface JsonCells {
 
 /**
  * An NDJSON export's cells as JsonCopyReader reads them (a text per field, null for null), or undefined where the
- * layout is not a plain one (pgLine's conditions). Numbers and integers are written bare, as jsonValue writes them
- * (a number JSON has no form for as null); everything else is quoted and escaped by the reader, which is what
- * to_json does in pgLine.
+ * layout is not a plain one (a cell per field, each of a type covered here, names an object keeps in order).
+ * Numbers and integers are written bare, as jsonValue writes them (a number JSON has no form for as null);
+ * everything else is quoted, and escaped as JSON.stringify escapes it, by the reader.
  */
 export function pgJsonCells(layout: ExportLayout): JsonCells | undefined {
   if (!layout.identity) return undefined;
