@@ -86,7 +86,7 @@ function tool(command: string, args: string[]): Promise<{ seconds: number; cpu: 
       bytes += d.length;
       // Counted with indexOf, as the streamed export's lines below: a `for … of` over every byte took 0.4 s of
       // this process for 92 MB of CSV (0.9 s for the JSON lines), on one of the two cores the tool and the
-      // database share, and the tool waited on the full pipe meanwhile. Runs before 2026-11-27 18:00 UTC
+      // database share, and the tool waited on the full pipe meanwhile. Runs before 2026-11-27 17:50 UTC
       // overstate the tools' times, and understate the snapshots' ratios to them.
       for (let at = d.indexOf(10); at !== -1; at = d.indexOf(10, at + 1)) lines++;
     });
