@@ -42,6 +42,26 @@ export class ByteWriter {
     this.at += this.buffer.write(text, this.at, 'utf8');
   }
 
+  /**
+   * Appends `text`, which holds `count` characters `from`, with each made `to`; both ASCII (UTF-8 holds an ASCII
+   * byte only as that character, so the bytes are found as they are): a CSV record whose cells came joined by a
+   * separator (csv.ts). Found with `indexOf` in the bytes just written, where `String.replaceAll` took about
+   * 0.5 s of a 1.17 M-row export; `count` bounds the search, which would otherwise run on past the text.
+   */
+  writeReplacing(text: string, from: number, to: number, count: number): void {
+    const { buffer, at } = this;
+    this.write(text);
+    // The text went into the current piece after `at`, or (when that was full) from the start of a new one, or
+    // (a long text) into a piece of its own, now the last taken.
+    const into = this.buffer ?? this.pieces[this.pieces.length - 1];
+    let i = this.buffer === buffer && buffer !== undefined ? at : 0;
+    for (let k = 0; k < count; k++) {
+      i = into.indexOf(from, i);
+      if (i === -1) throw new Error(`writeReplacing: the text holds fewer than ${count} of the byte`);
+      into[i++] = to;
+    }
+  }
+
   /** Appends `bytes[start, end)` (any length), copied: the source may be reused. */
   writeBytes(bytes: Buffer, start = 0, end = bytes.length): void {
     while (start < end) {

@@ -58,6 +58,21 @@ function spreadsheetDate(iso: string, decimal: string): string {
   return m ? `${m[1]} ${m[2]}${m[3] ? decimal + m[3] : ''}` : iso;
 }
 
+/** What a text cell must be quoted for, as a regular expression character class's contents: the delimiter, `"`, CR, LF. */
+const specialsOf = (delimiter: string): string => `${delimiter === '\t' ? '\\t' : `\\${delimiter}`}"\\r\\n`;
+
+/** A text cell as the export writes it: formula-like text neutralised (unless asked off), quoted where it must be. */
+function textEncoder(options: CsvOptions): (s: string) => string {
+  const specials = specialsOf(options.delimiter);
+  const special = new RegExp(`[${specials}]`);
+  const quoted = (s: string): string => (special.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
+  // Most text needs neither quotes nor a formula guard: one test finds that, rather than one per rule (about
+  // a tenth of the CSV encoding of 1 172 164 product-parameter values).
+  const touched = new RegExp(`^[=+\\-@\\t\\r]|[${specials}]`);
+  const plain = options.escapeFormulas ? (s: string): string => (touched.test(s) ? quoted(neutralise(s)) : s) : quoted;
+  return options.spreadsheet ? (s: string): string => (NUMBER_LIKE.test(s) ? quoted(asText(s)) : plain(s)) : plain;
+}
+
 /*
  * RFC 4180 fields written by hand rather than through csv-stringify: `npm run bench:exports` encodes the rows of
  * 100 000 products in memory both ways, and csv-stringify fed row objects needs 2.0-2.8 s on this machine (more
@@ -66,16 +81,8 @@ function spreadsheetDate(iso: string, decimal: string): string {
  * records end in CRLF. Numbers, money and dates can hold none of those characters, so only text is checked.
  */
 function encoder(type: CellType, options: CsvOptions): Encode {
-  const { delimiter, escapeFormulas } = options;
   const comma = options.decimal === ',';
-  const specials = `${delimiter === '\t' ? '\\t' : `\\${delimiter}`}"\\r\\n`;
-  const special = new RegExp(`[${specials}]`);
-  const quoted = (s: string): string => (special.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
-  // Most text needs neither quotes nor a formula guard: one test finds that, rather than one per rule (about
-  // a tenth of the CSV encoding of 1 172 164 product-parameter values).
-  const touched = new RegExp(`^[=+\\-@\\t\\r]|[${specials}]`);
-  const plain = escapeFormulas ? (s: string): string => (touched.test(s) ? quoted(neutralise(s)) : s) : quoted;
-  const text = options.spreadsheet ? (s: string): string => (NUMBER_LIKE.test(s) ? quoted(asText(s)) : plain(s)) : plain;
+  const text = textEncoder(options);
   // As JSON shows it: drivers may hand numbers over as text (PostgreSQL numeric), JSON prints the number.
   const number = (v: unknown): string => (typeof v === 'number' ? String(v) : String(Number(v)));
   switch (type) {
@@ -122,4 +129,41 @@ export class CsvEncoder {
     }
     return bytes.take();
   }
+}
+
+/** What separates the cells of a row that SQLite joined into one text (sqlite-lines.ts). */
+export const CELL_SEPARATOR = '\x1f';
+
+/**
+ * Writes CSV records from the cells of rows that the database joined with CELL_SEPARATOR into one text per row,
+ * each cell already as this export writes it but for text (sqlite-lines.ts: a null as empty, numbers as
+ * JavaScript writes them). Only for exports without `decimal: ','` or `spreadsheet`, whose other cells are written
+ * as they come. Most rows hold no text that needs quotes or a formula guard: one regular expression over the
+ * whole row says so (and that it has its count of cells), and the row is written with the separators made the
+ * delimiter; otherwise it is split and each text encoded as CsvEncoder does. False (nothing written) when the
+ * cells cannot be told apart (a text holding the separator): the row is then JavaScript's to read and encode.
+ */
+export function joinedCellsWriter(types: CellType[], options: CsvOptions): (joined: string, bytes: ByteWriter) => boolean {
+  const specials = specialsOf(options.delimiter);
+  const text = textEncoder(options);
+  const isText = types.map((t) => t === 'string');
+  const free = `[^\\x1f${specials}]*`;
+  // A text cell may not start as a formula would; the others are digits, dates and money, which never need quotes.
+  const textCell = options.escapeFormulas ? `(?:[^\\x1f${specials}=+\\-@\\t]${free})?` : free;
+  const plain = new RegExp(`^${types.map((_t, i) => (isText[i] ? textCell : '[^\\x1f]*')).join('\\x1f')}$`);
+  const { delimiter } = options;
+  const separator = CELL_SEPARATOR.charCodeAt(0);
+  const delimiterByte = delimiter.charCodeAt(0);
+  const n = types.length;
+  return (joined, bytes) => {
+    if (plain.test(joined)) {
+      bytes.writeReplacing(`${joined}\r\n`, separator, delimiterByte, n - 1);
+      return true;
+    }
+    const cells = joined.split(CELL_SEPARATOR);
+    if (cells.length !== n) return false;
+    for (let i = 0; i < n; i++) if (isText[i]) cells[i] = text(cells[i]);
+    bytes.write(`${cells.join(delimiter)}\r\n`);
+    return true;
+  };
 }

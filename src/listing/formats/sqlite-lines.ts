@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
-import type { ExportLayout } from './columns.ts';
+import type { CellType, ExportLayout } from './columns.ts';
+import type { CsvOptions } from './csv.ts';
 import { lineEncoderNames } from './ndjson.ts';
 import { cellTypeOf, everyNumber, literal } from './line-cells.ts';
 
@@ -20,20 +21,18 @@ import { cellTypeOf, everyNumber, literal } from './line-cells.ts';
  * write), so their values are written as they are stored.
  *
  * Covered: NDJSON of layouts whose cells are their fields (as pg-lines.ts: no nested values, no includes,
- * nothing decoded). CSV stays with the JavaScript encoder: CSV lines built by SQLite (quoting by `glob` and
- * `replace`, the formula guard by `substr` and `trim`) measured slower than reading the values and encoding
- * them in JavaScript, in an alternating comparison of whole exports (medians of five: 1.90 s against 1.78 s
- * for 522 171 product-parameter values, 1.92 s against 1.09 s for 100 000 products, whose long descriptions
- * each pattern reads through), where these NDJSON lines took 1.61 s against 2.63 s and 0.79 s against 1.13 s.
- * Quoting every text instead (`printf` with `"%w"`, which doubles quotes in C, no test per text; a CSV format
- * change) was measured in the seventh session: 1.7-2.0 s against 2.1-2.8 s for the 1.17 M product-parameter
- * values (three texts a row), but 1.0-1.3 s against 0.8-1.2 s for 224 821 products (six to seven texts a row,
- * each with its formula guard and NUL check), so it was not kept (docs/benchmarks.md, Snapshots). Nor was a
- * batch's lines joined by SQLite into one BLOB (`string_agg`, cast): faster in a fresh process for the narrow rows
- * of product-parameter values, but over HTTP the server's CPU per export was the same for those and 16 % more for
- * products (bench/results/side-by-side-2026-11-27T1631-ndjson-joined.md).
+ * nothing decoded), and CSV of the same layouts (`sqliteCsvCells`, below), whose quoting and formula guard stay in
+ * JavaScript. Whole CSV lines built by SQLite (quoting by `glob` and `replace`, the formula guard by `substr` and
+ * `trim`) measured slower than reading the values and encoding them in JavaScript, in an alternating comparison
+ * of whole exports (medians of five: 1.90 s against 1.78 s for 522 171 product-parameter values, 1.92 s against
+ * 1.09 s for 100 000 products, whose long descriptions each pattern reads through). Quoting every text instead
+ * (`printf` with `"%w"`, a CSV format change) was faster for the narrow rows of product-parameter values and
+ * slower for products (seventh session, docs/benchmarks.md, Snapshots). Nor was a batch's lines joined by SQLite
+ * into one BLOB (`string_agg`, cast): faster in a fresh process for narrow rows, but over HTTP the server's CPU
+ * per export was the same for those and 16 % more for products
+ * (bench/results/side-by-side-2026-11-27T1631-ndjson-joined.md).
  * test/listing/formats/sqlite-lines.test.ts holds each value to JSON.stringify on random values, and every
- * export to the JavaScript path.
+ * export to the JavaScript path; joined-cells.test.ts holds the CSV records to CsvEncoder's on random cells.
  */
 
 type Expr = RawBuilder<string>;
@@ -73,3 +72,30 @@ export function sqliteLine(layout: ExportLayout): Expr | undefined {
   });
   return sql<string>`json_object(${sql.join(parts)})`;
 }
+
+/**
+ * The SQL expression of a CSV row's cells joined by CELL_SEPARATOR (csv.ts; `concat`, a null as empty), each as
+ * the export writes it but for the quoting and formula guard of text, which `joinedCellsWriter` adds: numbers
+ * through printf as in the NDJSON lines (with the same range check per row), integers, money (text on SQLite) and
+ * dates as stored. Undefined where the layout or options need the JavaScript encoder (a decimal comma and
+ * spreadsheet cells write numbers and dates otherwise). One text per row crosses into JavaScript instead of a value
+ * per field: the CSV of 1.17 M product-parameter values took 1.77-1.80 s against 2.40-2.44 s through the values
+ * (medians of six alternating runs, in process), that of 224 821 products the same either way (their long
+ * descriptions are most of a row, and each is read through by the test for quoting in both).
+ */
+export function sqliteCsvCells(layout: ExportLayout, options: CsvOptions): { expr: Expr; types: CellType[] } | undefined {
+  if (!layout.identity || options.spreadsheet || options.decimal === ',') return undefined;
+  const shown = layout.shape.shown;
+  // `concat` takes at most 1 000 arguments too: a field and a separator each.
+  if (shown.length === 0 || shown.length > 400 || layout.columns.length !== shown.length) return undefined;
+  const types = shown.map(cellTypeOf);
+  if (types.some((t) => t === undefined)) return undefined;
+  const cells = shown.map((f, i) => {
+    const value = sql.ref(f.column) as unknown as Expr;
+    return types[i] === 'number' ? sqliteCsvNumber(value) : value;
+  });
+  return { expr: sql<string>`concat(${sql.join(cells, sql`, char(31), `)})`, types: types as CellType[] };
+}
+
+/** `sqliteJsonNumber`'s digits as a CSV cell: a null stays null (concat's empty). */
+const sqliteCsvNumber = (x: Expr): Expr => sql<string>`case when ${x} is null then null when ${x} = 0 then '0' else printf('%.15g', ${x}) end`;

@@ -58,6 +58,29 @@ describe('ByteWriter', () => {
     for (const piece of pieces) assert.ok(piece.length <= 64 || piece.length === 200, `a piece of ${piece.length} bytes`);
     assert.ok(pieces.some((p) => p.length === 200), 'the row longer than a piece is one piece');
   });
+
+  it('writes a text with its separators replaced (writeReplacing): into the piece, a new piece, or a piece of its own', () => {
+    // Small pieces, so that texts land in each of the three places; texts with multi-byte characters either side of the separators.
+    const writer = new ByteWriter(64);
+    let expected = '';
+    const cells = ['', 'a', 'Žluť', '😀x', 'lone \uD800', 'é'.repeat(30), 'plain text of forty characters, or so!!'];
+    for (let i = 0; i < 400; i++) {
+      const n = 1 + (i % 9);
+      const row = Array.from({ length: n }, (_, k) => cells[(i * 7 + k) % cells.length]);
+      if (i % 5 === 0) {
+        writer.write(`w${i}|`);
+        expected += `w${i}|`;
+      }
+      writer.writeReplacing(`${row.join('\x1f')}\r\n`, 0x1f, 0x2c, n - 1);
+      expected += `${row.join(',')}\r\n`;
+    }
+    const pieces = writer.take();
+    assert.ok(Buffer.concat(pieces).equals(Buffer.from(expected, 'utf8')));
+    assert.ok(pieces.some((p) => p.length > 64), 'some text had a piece of its own');
+    // Told more separators than the text holds, it fails rather than replace a byte of something else.
+    writer.write('x\x1fy\x1f');
+    assert.throws(() => writer.writeReplacing('a\x1fb', 0x1f, 0x2c, 2), /fewer than 2/);
+  });
 });
 
 for (const dialect of await dialects()) {

@@ -5,9 +5,9 @@ import { sql, type RawBuilder } from 'kysely';
 import { plan, withShape, type ListPlan } from '../../../src/listing/engine.ts';
 import { exportLayout } from '../../../src/listing/formats/columns.ts';
 import { openExportConnection } from '../../../src/listing/formats/connection.ts';
-import { CSV_DEFAULTS } from '../../../src/listing/formats/csv.ts';
+import { CSV_DEFAULTS, type CsvOptions } from '../../../src/listing/formats/csv.ts';
 import { lineSourceStats } from '../../../src/listing/formats/line-source.ts';
-import { sqliteJsonNumber, sqliteLine, sqliteNumberInRange } from '../../../src/listing/formats/sqlite-lines.ts';
+import { sqliteCsvCells, sqliteJsonNumber, sqliteLine, sqliteNumberInRange } from '../../../src/listing/formats/sqlite-lines.ts';
 import { streamExport } from '../../../src/listing/formats/stream.ts';
 import type { Shape } from '../../../src/listing/shape.ts';
 import { RESOURCES } from '../../../src/modules/registry.ts';
@@ -89,24 +89,31 @@ describe('NDJSON lines SQLite writes', { timeout: 300_000 }, () => {
   /**
    * A whole export of `def`, written by SQLite and by the JavaScript encoder: the same bytes. `by`: which wrote
    * the first export's batches (`sqlite`: all of them; `both`: SQLite's lines, then records from a batch with a
-   * number printf writes otherwise; `javascript`: none were SQLite's).
+   * row SQLite does not write as JavaScript would (a number printf writes otherwise, a CSV text holding the cell
+   * separator); `javascript`: none were SQLite's; `either`: not checked). `csv`: a CSV export with these options.
    */
-  async function sameBoth(def: Resource, p: ListPlan, shape: Shape | undefined, by: 'sqlite' | 'both' | 'javascript' = 'sqlite'): Promise<void> {
+  async function sameBoth(def: Resource, p: ListPlan, shape: Shape | undefined, by: 'sqlite' | 'both' | 'javascript' | 'either' = 'sqlite', csv?: CsvOptions): Promise<void> {
     const conn = await openExportConnection(t.database.store, 'sqlite-lines test');
     try {
       const shaped = shape === undefined ? p : withShape(p, shape);
-      assert.ok(sqliteLine(exportLayout(def, shaped.shape)), `${def.collection}: SQLite has its lines`);
+      const layout = exportLayout(def, shaped.shape);
+      assert.ok(csv ? sqliteCsvCells(layout, csv) : sqliteLine(layout), `${def.collection}: SQLite has its lines`);
+      const format = csv ? 'csv' : 'ndjson';
       const before = { ...lineSourceStats };
       let counted = 0;
-      const database = await bytesOf(await streamExport(conn, def, p, shape, { format: 'ndjson', onBatch: (n) => (counted += n) }));
+      const database = await bytesOf(await streamExport(conn, def, p, shape, { format, csv, onBatch: (n) => (counted += n) }));
       const lines = lineSourceStats.lineBatches - before.lineBatches;
       const records = lineSourceStats.recordBatches - before.recordBatches;
-      const javascript = await bytesOf(await streamExport(conn, def, p, shape, { format: 'ndjson', encodeInDatabase: false }));
-      assert.equal(database.toString('utf8'), javascript.toString('utf8'), `${def.collection} ${JSON.stringify(shape)}`);
+      let countedHere = 0;
+      const javascript = await bytesOf(await streamExport(conn, def, p, shape, { format, csv, encodeInDatabase: false, onBatch: (n) => (countedHere += n) }));
+      const what = `${def.collection} ${JSON.stringify(shape)} ${JSON.stringify(csv)}`;
+      assert.equal(database.toString('utf8'), javascript.toString('utf8'), what);
       assert.ok(database.equals(javascript));
-      assert.equal(counted, javascript.toString('utf8').split('\n').length - 1, 'rows counted as written');
+      assert.equal(counted, countedHere, 'rows counted as written');
+      if (!csv) assert.equal(counted, javascript.toString('utf8').split('\n').length - 1, 'rows counted as written');
+      if (by === 'either') return;
       const expected = { sqlite: [true, false], both: [true, true], javascript: [false, true] }[by];
-      assert.deepEqual([lines > 0, records > 0], expected, `${def.collection}: batches of lines ${lines}, of records ${records}`);
+      assert.deepEqual([lines > 0, records > 0], expected, `${what}: batches of lines ${lines}, of records ${records}`);
     } finally {
       await conn.close();
     }
@@ -160,7 +167,58 @@ describe('NDJSON lines SQLite writes', { timeout: 300_000 }, () => {
     }
   });
 
-  it('leaves to JavaScript what it does not write: nested values, includes, CSV', async () => {
+  it('every CSV export of a plain collection is the same bytes whichever writes it: delimiters, formula guard, fields, sorts, filters, cursors', async () => {
+    // Texts CSV quotes or guards, in every text column of the plain collections: names, parameter values and units, filter values.
+    const tricky = ['a,b', 'say "hi"', '=cmd()', '-123', '+4.5', '@x', '-x', 'tab\tx', '\tlead', 'semi;colon', 'pipe|x', 'line\nbreak', 'cr\rx', 'crlf\r\n', ' lead', 'žluť 😀', "'quoted", '1,5 kg'];
+    for (const [i, name] of tricky.entries()) {
+      for (const collection of ['brands', 'categories']) {
+        const res = await t.admin('POST', `/admin/api/${collection}`, { name: `${name} ${collection} ${i}` });
+        assert.equal(res.statusCode, 201, res.body);
+      }
+      let res = await t.admin('POST', '/admin/api/product-parameters', { productId: 1 + i, parameterName: `P ${name}`, value: name, unit: i % 2 ? name : null });
+      assert.equal(res.statusCode, 201, res.body);
+      res = await t.admin('POST', '/admin/api/product-filters', { productId: 1 + i, filterName: `F ${name}`, value: name });
+      assert.equal(res.statusCode, 201, res.body);
+      res = await t.admin('POST', '/admin/api/products', { articleNumber: name, name, description: i % 3 ? `${name} `.repeat(i * 30) : null, price: `${i}.25`, currency: 'CZK', vatRate: [21, 0.000123, 12.5][i % 3], weight: [null, 0, 1.5e-3, 123456.789][i % 4] });
+      assert.equal(res.statusCode, 201, res.body);
+    }
+    const options: CsvOptions[] = [
+      CSV_DEFAULTS,
+      { ...CSV_DEFAULTS, delimiter: ';' },
+      { ...CSV_DEFAULTS, delimiter: '\t', escapeFormulas: false },
+      { ...CSV_DEFAULTS, delimiter: '|', bom: true },
+    ];
+    // Products may hold a name with the cell separator (the NDJSON test's): theirs may go either way, checked below.
+    const by = (def: Resource) => (def.collection === 'products' ? 'either' : 'sqlite');
+    for (const def of RESOURCES.filter((r) => exportLayout(r).identity)) {
+      const page = await t.get(`/api/v2/${def.collection}?limit=3&sort=-updatedAt`, (await t.credential([def.scope])).token);
+      const cursor = page.json().pagination.nextCursor as string | null;
+      const some = def.fields.filter((f) => f.name !== 'id').slice(0, 3).map((f) => f.name);
+      for (const csv of options) {
+        for (const request of [{ filters: {} }, { filters: {}, sort: '-updatedAt' }, { filters: { ids: '1,3,5,7,20,21,22' }, sort: '-id' }, ...(cursor ? [{ filters: {}, cursor }] : [])]) {
+          if (request.sort && !(def.sorts as string[]).includes(request.sort.replace(/^-/, ''))) continue;
+          await sameBoth(def, plan(def, request as never, t.ctx.hashKey), undefined, by(def), csv);
+        }
+        await sameBoth(def, plan(def, { filters: {} }, t.ctx.hashKey), { fields: some }, by(def), csv);
+        await sameBoth(def, plan(def, { filters: {} }, t.ctx.hashKey), { fields: ['name'].filter((f) => def.fields.some((x) => x.name === f)).concat(['id']) }, by(def), csv);
+      }
+    }
+    // Rows SQLite does not write as JavaScript would: a text holding the cell separator (the cells cannot be told
+    // apart), a number printf writes otherwise. The batch holding one and those after are records encoded in JavaScript.
+    const products = RESOURCES.find((r) => r.collection === 'products')!;
+    const seeded = await t.get('/api/v2/products?limit=8&sort=id', (await t.credential(['products:read'])).token);
+    const first = (seeded.json().data as Array<{ id: number }>).map((p) => p.id).join(',');
+    for (const odd of [{ name: 'sep\x1fx' }, { articleNumber: 'a\x1f\x1fb' }, { weight: 1e21 }, { weight: 0.1 + 0.7 }]) {
+      const res = await t.admin('POST', '/admin/api/products', { articleNumber: `CSV-ODD-${Math.random()}`, name: 'Odd', price: '1.00', currency: 'CZK', vatRate: 21, ...odd });
+      assert.equal(res.statusCode, 201, res.body);
+      await sameBoth(products, plan(products, { filters: {}, sort: '-id' }, t.ctx.hashKey), undefined, 'javascript', CSV_DEFAULTS);
+      await sameBoth(products, plan(products, { filters: { ids: `${first},${(res.json() as { id: number }).id}` } }, t.ctx.hashKey), undefined, 'both', { ...CSV_DEFAULTS, delimiter: ';' });
+      await sameBoth(products, plan(products, { filters: { ids: first } }, t.ctx.hashKey), undefined, 'sqlite', CSV_DEFAULTS);
+      await t.admin('DELETE', `/admin/api/products/${(res.json() as { id: number }).id}`);
+    }
+  });
+
+  it('leaves to JavaScript what it does not write: nested values, includes, CSV for spreadsheets or with a decimal comma', async () => {
     const conn = await openExportConnection(t.database.store, 'sqlite-lines test');
     try {
       const orders = RESOURCES.find((r) => r.collection === 'orders')!;
@@ -168,17 +226,26 @@ describe('NDJSON lines SQLite writes', { timeout: 300_000 }, () => {
       const withBrand = plan(products, { filters: {}, shape: { include: ['brand'] } }, t.ctx.hashKey);
       assert.equal(sqliteLine(exportLayout(orders)), undefined);
       assert.equal(sqliteLine(exportLayout(products, withBrand.shape)), undefined);
-      // None of these exports reads a batch of lines: orders, products with their brand, and a plain collection in CSV.
+      assert.equal(sqliteCsvCells(exportLayout(orders), CSV_DEFAULTS), undefined);
+      assert.equal(sqliteCsvCells(exportLayout(products, withBrand.shape), CSV_DEFAULTS), undefined);
+      const czech = { ...CSV_DEFAULTS, delimiter: ';', decimal: ',' as const };
+      const spreadsheet = { ...CSV_DEFAULTS, spreadsheet: true };
+      // None of these exports reads a batch of lines: orders, products with their brand, and a plain collection in
+      // CSV with a decimal comma or for a spreadsheet (cells SQLite would write otherwise).
       const before = { ...lineSourceStats };
       const exports = [
         await bytesOf(await streamExport(conn, orders, plan(orders, { filters: {} }, t.ctx.hashKey), undefined, { format: 'ndjson' })),
         await bytesOf(await streamExport(conn, products, withBrand, undefined, { format: 'ndjson' })),
-        await bytesOf(await streamExport(conn, products, plan(products, { filters: {} }, t.ctx.hashKey), undefined, { format: 'csv', csv: CSV_DEFAULTS })),
+        await bytesOf(await streamExport(conn, products, plan(products, { filters: {} }, t.ctx.hashKey), undefined, { format: 'csv', csv: czech })),
+        await bytesOf(await streamExport(conn, products, plan(products, { filters: {} }, t.ctx.hashKey), undefined, { format: 'csv', csv: spreadsheet })),
+        await bytesOf(await streamExport(conn, orders, plan(orders, { filters: {} }, t.ctx.hashKey), undefined, { format: 'csv', csv: CSV_DEFAULTS })),
       ];
       assert.deepEqual(lineSourceStats, before);
       assert.ok(exports.every((bytes) => bytes.length > 0));
       assert.match(exports[1].toString('utf8'), /"brand":\{"id":/);
-      assert.match(exports[2].toString('utf8'), /^id,/);
+      assert.match(exports[2].toString('utf8'), /^id;/);
+      assert.match(exports[3].toString('utf8'), /^id,/);
+      assert.match(exports[4].toString('utf8'), /^id,/);
     } finally {
       await conn.close();
     }
