@@ -1,5 +1,6 @@
 import { once } from 'node:events';
-import { finished } from 'node:stream/promises';
+import { Writable } from 'node:stream';
+import { finished, pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import type { Store } from '../db/database.ts';
 import { PRUNED_THROUGH } from '../events/feed.ts';
@@ -63,19 +64,31 @@ export async function produceSnapshot(store: Store, def: ResourceDef, job: Snaps
     const stored = finished(sink);
     stored.catch(() => undefined);
     gzip?.pipe(sink);
-    try {
-      for await (const piece of stream) {
-        signal.throwIfAborted();
-        if (!target.write(piece as Buffer)) await Promise.race([once(target, 'drain', { signal }), stored]);
-        if (waiting) {
+    // Each piece as the export wrote it, through a Writable rather than `for await`: the async iterator reads
+    // whatever the stream holds at once, and joins it into one new buffer when that is several pieces (about the
+    // whole 202 MB once more for the NDJSON of 1.17 M product-parameter values, since ByteWriter's pieces became views).
+    const forward = new Writable({
+      write: (piece: Buffer, _encoding, done) => {
+        void (async () => {
+          signal.throwIfAborted();
+          if (!target.write(piece)) await Promise.race([once(target, 'drain', { signal }), stored]);
+          if (waiting) {
+            await waiting;
+            waiting = undefined;
+          }
+        })().then(() => done(), done);
+      },
+      final: (done) => {
+        // The last batch's progress too (a rate limit holds the job until its rows are due).
+        void (async () => {
           await waiting;
-          waiting = undefined;
-        }
-      }
-      // The last batch's progress too (a rate limit holds the job until its rows are due).
-      await waiting;
-      target.end();
-      await stored;
+          target.end();
+          await stored;
+        })().then(() => done(), done);
+      },
+    });
+    try {
+      await pipeline(stream, forward);
     } catch (err) {
       stream.destroy();
       gzip?.destroy();

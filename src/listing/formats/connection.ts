@@ -4,6 +4,7 @@ import type pg from 'pg';
 import { openSqliteConnection, type DB, type Dialect, type Store } from '../../db/database.ts';
 import { withStatementCache } from '../../db/statement-cache.ts';
 import type { Database } from '../../db/tables.ts';
+import type { ByteWriter } from './bytes.ts';
 import { CopyOut, type CopyReader } from './copy-out.ts';
 
 /**
@@ -22,7 +23,7 @@ export interface ExportConnection {
    * COPY has ended the connection runs nothing else; closed before that (the client went away), the
    * connection is cut off and dropped, since a COPY cannot be stopped and a paused one would hold it forever.
    */
-  copyOut?(statement: string, reader: CopyReader): CopyOut;
+  copyOut?(statement: string, reader: CopyReader, out?: ByteWriter): CopyOut;
   /** Ends the transaction and gives the connection back (closes it on SQLite). Safe to call twice. */
   close(): Promise<void>;
 }
@@ -85,7 +86,7 @@ async function postgresExportConnection(pool: pg.Pool, label: string): Promise<E
     dialect: 'postgres',
     db,
     arrays: async (query) => (await client.query({ text: query.sql, values: [...query.parameters], rowMode: 'array' })).rows as unknown[][],
-    copyOut: (statement, reader) => (copying = client.query(new CopyOut(statement, reader))),
+    copyOut: (statement, reader, out) => (copying = client.query(new CopyOut(statement, reader, out))),
     close: async () => {
       if (!open) return;
       open = false;

@@ -48,7 +48,6 @@ const HEADER = 5;
  * reads the socket, and PostgreSQL waits. The caller stops a COPY it no longer wants by destroying the socket.
  */
 export class CopyOut implements pg.Submittable {
-  private readonly out = new ByteWriter();
   private socket: Duplex | undefined;
   private pgData: ((chunk: Buffer) => void) | undefined;
   /** Bytes of a message header cut off at the end of a chunk. */
@@ -64,6 +63,8 @@ export class CopyOut implements pg.Submittable {
   constructor(
     private readonly text: string,
     private readonly reader: CopyReader,
+    /** What the reader writes the export's bytes into (export.ts, `exportBytes`). */
+    private readonly out = new ByteWriter(),
   ) {}
 
   /** Whether the COPY is still under way: neither ended (CopyDone read) nor failed. */

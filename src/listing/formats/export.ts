@@ -99,15 +99,21 @@ function textSink(out: PassThrough, head: string, encode: (records: ExportRecord
   };
 }
 
+/**
+ * What an export's text is written into: pieces of PIECE_BYTES for a response; for a compressor, pieces of
+ * COMPRESSED_PIECE_BYTES cut from buffers of four, which Coalescer joins without a copy (bytes.ts).
+ */
+export const exportBytes = (compressed: boolean | undefined): ByteWriter => (compressed ? new ByteWriter(COMPRESSED_PIECE_BYTES, 4 * COMPRESSED_PIECE_BYTES) : new ByteWriter());
+
 function csvSink(out: PassThrough, layout: ExportLayout, options: CsvOptions, compressed: boolean): Sink {
   const encoder = new CsvEncoder(layout.columns, options);
-  const bytes = new ByteWriter();
+  const bytes = exportBytes(compressed);
   return textSink(out, encoder.head(), (records) => encoder.rows(flatten(layout, records), bytes), compressed);
 }
 
 /** One JSON object per line, exactly the item of the JSON answer (nested values as objects, not flattened; see lineEncoder). */
 function ndjsonSink(out: PassThrough, layout: ExportLayout, compressed: boolean): Sink {
-  const bytes = new ByteWriter();
+  const bytes = exportBytes(compressed);
   const line = lineEncoder(layout);
   return textSink(
     out,

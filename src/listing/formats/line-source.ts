@@ -69,7 +69,6 @@ export class LineSource {
   private plan: ListPlan;
   private done = false;
   private bytesPerRow: number | undefined;
-  private readonly bytes = new ByteWriter();
   private readonly inRange: ReturnType<typeof sqliteNumbersInRange>;
   /** Once a batch held a row SQLite would write otherwise: the records of the rest of the export. */
   private records: BatchSource | undefined;
@@ -79,6 +78,8 @@ export class LineSource {
     private readonly layout: ExportLayout,
     plan: ListPlan,
     private readonly lines: SqliteLines,
+    /** What the lines are written into (export.ts, `exportBytes`). */
+    private readonly bytes = new ByteWriter(),
   ) {
     this.plan = { ...plan, shape: layout.shape };
     this.inRange = sqliteNumbersInRange(layout);

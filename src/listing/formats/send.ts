@@ -69,7 +69,7 @@ export async function exportAll(store: Store, def: ResourceDef, plan: ListPlan, 
   let rows: ExportRows;
   try {
     if (includeTotal) total = await new BatchSource(conn, layout, plan).total();
-    rows = await openExportRows(conn, layout, plan, options.format, options.csv);
+    rows = await openExportRows(conn, layout, plan, options.format, options.csv, true, options.compressed);
   } catch (err) {
     await release();
     throw err;

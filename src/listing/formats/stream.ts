@@ -37,7 +37,7 @@ export async function streamExport(conn: ExportConnection, def: ResourceDef, pla
   const shaped = shape === undefined ? plan : withShape({ ...plan, def }, shape);
   const layout = exportLayout(def, shaped.shape);
   const csv = { ...CSV_DEFAULTS, ...options.csv };
-  const rows = await openExportRows(conn, layout, shaped, options.format, csv, options.encodeInDatabase);
+  const rows = await openExportRows(conn, layout, shaped, options.format, csv, options.encodeInDatabase, options.compressed);
   return runExport({
     format: options.format,
     layout,

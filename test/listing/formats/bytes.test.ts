@@ -17,11 +17,11 @@ function lines(pieceBytes: number): string[] {
 }
 
 describe('ByteWriter', () => {
-  // The default size (response pieces) and the XLSX sheet's (pieces for the zip's deflate).
-  for (const pieceBytes of [PIECE_BYTES, 1 << 20]) {
-    it(`gives exactly the bytes of Buffer.from of the joined text, in pieces of at most ${pieceBytes} bytes that end at a line`, () => {
+  // The default size (response pieces), the XLSX sheet's (pieces for the zip's deflate), and a compressed export's (pieces cut from larger buffers).
+  for (const [pieceBytes, bufferBytes] of [[PIECE_BYTES, PIECE_BYTES], [1 << 20, 1 << 20], [1 << 18, 1 << 20]]) {
+    it(`gives exactly the bytes of Buffer.from of the joined text, in pieces of at most ${pieceBytes} bytes (buffers of ${bufferBytes}) that end at a line`, () => {
       const text = lines(pieceBytes);
-      const writer = new ByteWriter(pieceBytes);
+      const writer = new ByteWriter(pieceBytes, bufferBytes);
       const pieces: Buffer[] = [];
       text.forEach((line, i) => {
         writer.write(line);
@@ -37,6 +37,9 @@ describe('ByteWriter', () => {
       // Pieces are filled: apart from the long lines and where `take` cut, the text goes in few pieces.
       assert.ok(pieces.length <= Math.ceil(Buffer.byteLength(text.join('')) / pieceBytes) + 3 + 5 + 3, `${pieces.length} pieces`);
       assert.deepEqual(writer.take(), []);
+      // Pieces after a take go on in the same buffer: pieces of a buffer follow each other (Coalescer joins them as a view).
+      const adjacent = pieces.filter((p, i) => i > 0 && p.buffer === pieces[i - 1].buffer && p.byteOffset === pieces[i - 1].byteOffset + pieces[i - 1].length).length;
+      assert.ok(adjacent >= 4, `${adjacent} pieces follow the one before in its buffer`);
     });
   }
 
