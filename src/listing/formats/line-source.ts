@@ -51,6 +51,7 @@ export const csvLines = (layout: ExportLayout, options: CsvOptions, cells: NonNu
     encode: (records, bytes) => encoder.rows(records, bytes),
   };
 };
+
 /**
  * The lines of an export on SQLite, written by SQLite (sqlite-lines.ts: NDJSON lines, or a CSV row's cells joined),
  * read in keyset batches like BatchSource's records (source.ts): the same `orderedQuery`, so filters, sort and a
