@@ -6,7 +6,8 @@
 //
 // Options: --base <commit> (required: checked out into a temporary worktree, its app built there), --path
 // '/api/v2/products?limit=100' (several separated by spaces), --backends sqlite,postgres, --products 20000,
-// --rounds 14, --duration 2 (seconds measured per round and side), --connections 50, --sql '<statement>' (run on
+// --rounds 14, --duration 2 (seconds measured per round and side), --connections 50, --header 'name: value' (sent
+// with every measured request, e.g. 'accept-encoding: gzip'), --sql '<statement>' (run on
 // both copies before the servers start: e.g. names with diacritics), --out bench/results/side-by-side-<date>T<hhmm>.md.
 // Both checkouts must read the same migrations (the store is seeded by this one's).
 import { execFileSync } from 'node:child_process';
@@ -36,6 +37,16 @@ const rounds = numberOption(options, 'rounds', 14);
 const duration = numberOption(options, 'duration', 2);
 const connections = numberOption(options, 'connections', 50);
 const extraSql = options.get('sql');
+/** A header sent with every measured request (`--header 'accept-encoding: gzip'`); the bodies compared are fetched without it. */
+const extraHeader = ((header) => {
+  if (header === undefined) return {};
+  const at = header.indexOf(':');
+  if (at < 1) {
+    process.stderr.write(`--header ${header}: expected 'name: value'\n`);
+    process.exit(2);
+  }
+  return { [header.slice(0, at).trim().toLowerCase()]: header.slice(at + 1).trim() };
+})(options.get('header'));
 const startedAt = new Date().toISOString();
 const out = options.get('out') ?? join(import.meta.dirname, 'results', `side-by-side-${startedAt.slice(0, 10)}T${startedAt.slice(11, 16).replace(':', '')}.md`);
 const here = resolve(import.meta.dirname, '..');
@@ -153,7 +164,7 @@ try {
         // Alternating which side goes first, so that a trend over the run touches both alike.
         const order = round % 2 ? [0, 1] : [1, 0];
         for (const i of order) {
-          const r = await runLoad({ url: running[i].url + path, headers: { authorization: `Bearer ${tokens[i]}` }, connections, duration, warmup: round === 1 ? 2 : 0.5, pid: running[i].child.pid });
+          const r = await runLoad({ url: running[i].url + path, headers: { ...extraHeader, authorization: `Bearer ${tokens[i]}` }, connections, duration, warmup: round === 1 ? 2 : 0.5, pid: running[i].child.pid });
           if (r.non2xx || r.errors) throw new Error(`${sides[i].name}: ${r.non2xx} answers not 2xx, ${r.errors} errors`);
           measured.push({ backend, path, round, side: sides[i].name, rps: r.rps, cpu: r.cpuMicrosPerRequest, load: loadAverage() });
         }
