@@ -208,8 +208,8 @@ describe('NDJSON lines SQLite writes', { timeout: 300_000 }, () => {
     const products = RESOURCES.find((r) => r.collection === 'products')!;
     const seeded = await t.get('/api/v2/products?limit=8&sort=id', (await t.credential(['products:read'])).token);
     const first = (seeded.json().data as Array<{ id: number }>).map((p) => p.id).join(',');
-    for (const odd of [{ name: 'sep\x1fx' }, { articleNumber: 'a\x1f\x1fb' }, { weight: 1e21 }, { weight: 0.1 + 0.7 }]) {
-      const res = await t.admin('POST', '/admin/api/products', { articleNumber: `CSV-ODD-${Math.random()}`, name: 'Odd', price: '1.00', currency: 'CZK', vatRate: 21, ...odd });
+    for (const [k, odd] of [{ name: 'sep\x1fx' }, { articleNumber: 'a\x1f\x1fb' }, { weight: 1e21 }, { weight: 0.1 + 0.7 }].entries()) {
+      const res = await t.admin('POST', '/admin/api/products', { articleNumber: `CSV-ODD-${k}`, name: 'Odd', price: '1.00', currency: 'CZK', vatRate: 21, ...odd });
       assert.equal(res.statusCode, 201, res.body);
       await sameBoth(products, plan(products, { filters: {}, sort: '-id' }, t.ctx.hashKey), undefined, 'javascript', CSV_DEFAULTS);
       await sameBoth(products, plan(products, { filters: { ids: `${first},${(res.json() as { id: number }).id}` } }, t.ctx.hashKey), undefined, 'both', { ...CSV_DEFAULTS, delimiter: ';' });
