@@ -68,15 +68,15 @@ export class ByteWriter {
   /** Writes `text`; returns the buffer it went into (the current one, from `lastAt`, or a piece of its own, whole). */
   private place(text: string): Buffer {
     // A UTF-16 unit is at most three bytes of UTF-8 (a surrogate pair is two units and four bytes).
-    let need = text.length * 3;
+    const need = text.length * 3;
     if (need > this.pieceBytes) {
       this.flush();
       const own = Buffer.from(text, 'utf8');
       this.pieces.push(own);
       return own;
     }
-    if (!this.fits(need)) need = Buffer.byteLength(text, 'utf8');
-    const buffer = this.ensure(need);
+    // Most texts fit at their worst case; the others are measured, and may start a piece or a buffer.
+    const buffer = this.fits(need) ? this.buffer! : this.ensure(Buffer.byteLength(text, 'utf8'));
     this.lastAt = this.at;
     this.at += buffer.write(text, this.at, 'utf8');
     return buffer;
