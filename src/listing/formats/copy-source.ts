@@ -51,7 +51,7 @@ export const PG_LINES_OPTIONS = `format csv, quote E'\\x01', delimiter E'\\x02'`
 /**
  * The `COPY` of an export whose text PostgreSQL writes, or undefined when it is JavaScript's to write: CSV
  * through PostgreSQL's own CSV writer where it writes the export's bytes (pgCsvCells); NDJSON of a plain layout as
- * a text cell per field in the binary format, made lines of by JsonCopyReader (pgJsonCells); otherwise each row's
+ * a cell per field in the binary format, made lines of by JsonCopyReader (pgJsonCells); otherwise each row's
  * whole line (pgLine, or pgNestedLine for nested arrays and JSON text): NDJSON as text (PG_LINES_OPTIONS), the
  * CSV line of a single column, and an item's CSV lines, in the binary format.
  */
@@ -66,8 +66,8 @@ export async function copyPlan(conn: ExportConnection, layout: ExportLayout, pla
   const shaped = { ...plan, shape: layout.shape };
   // A number PostgreSQL would write otherwise than JavaScript (a weight of 1e21): the rows are JavaScript's to
   // write. Checked over the export's own rows (and their nested elements), on its snapshot; one pass over an
-  // index or the table.
-  const inRange = nested ? nested.inRange : numbersInRange(layout);
+  // index or the table. Not for JsonCopyReader's cells, whose numbers come as binary doubles and JavaScript writes.
+  const inRange = nested ? nested.inRange : json ? undefined : numbersInRange(layout);
   if (inRange) {
     const outside = (await filteredQuery(conn.db, shaped)).select(sql<number>`1`.as('one')).where(sql<boolean>`not ${inRange}`).limit(1);
     if ((await conn.arrays(outside.compile())).length > 0) return undefined;
@@ -88,7 +88,7 @@ export async function copyPlan(conn: ExportConnection, layout: ExportLayout, pla
   const text = inlineParameters(query.compile());
   if (text === undefined) return undefined;
   if (cells) return { statement: `copy (${text}) to stdout (${pgCsvOptions(csv)})`, reader: () => new CsvCopyReader() };
-  if (json) return { statement: `copy (${text}) to stdout (format binary)`, reader: () => new JsonCopyReader(json.names, json.quoted) };
+  if (json) return { statement: `copy (${text}) to stdout (format binary)`, reader: () => new JsonCopyReader(json.names, json.kinds) };
   if (format === 'ndjson') return { statement: `copy (${text}) to stdout (${PG_LINES_OPTIONS})`, reader: () => new LineCopyReader() };
   // Binary: each row comes as its length and its bytes, exactly the line (or an order's lines); as text, its
   // CR LF would be quoted.

@@ -1,6 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { CellType, ExportLayout } from './columns.ts';
 import type { CsvOptions } from './csv.ts';
+import { CellKind } from './json-copy-reader.ts';
 import { cellTypeOf, everyNumber } from './line-cells.ts';
 import { lineEncoderNames } from './ndjson.ts';
 
@@ -14,7 +15,7 @@ import { lineEncoderNames } from './ndjson.ts';
  * Covered: layouts whose cells are their fields (no nested values, no includes, nothing decoded from JSON
  * text), the API's CSV with any delimiter (with or without the formula guard), and NDJSON. CSV of two columns
  * or more goes through PostgreSQL's own CSV writer, given cells (`pgCsvCells`); a single column as whole lines
- * (`pgLine`); NDJSON as a text cell per field, which json-copy-reader.ts makes lines of (`pgJsonCells`: a JSON
+ * (`pgLine`); NDJSON as a cell per field, which json-copy-reader.ts makes lines of (`pgJsonCells`: a JSON
  * text built per row cost PostgreSQL more than twice its CSV). Nested arrays and JSON-text fields (orders) are
  * pg-nested-lines.ts's; anything else (a `locale`'s decimal comma and dates, includes) is left to the JavaScript
  * encoders: these answer undefined.
@@ -112,18 +113,18 @@ export function jsonValue(type: CellType, value: Expr): Expr | undefined {
   }
 }
 
-/** The cells of an NDJSON export for JsonCopyReader: each field's text, and whether the line quotes it. */
+/** The cells of an NDJSON export for JsonCopyReader: each field's cell, and how the reader takes it. */
 export interface JsonCells {
   names: string[];
   cells: Expr[];
-  quoted: boolean[];
+  kinds: CellKind[];
 }
 
 /**
- * An NDJSON export's cells as JsonCopyReader reads them (a text per field, null for null), or undefined where the
- * layout is not a plain one (a cell per field, each of a type covered here, names an object keeps in order).
- * Numbers and integers are written bare, as jsonValue writes them (a number JSON has no form for as null);
- * everything else is quoted, and escaped as JSON.stringify escapes it, by the reader.
+ * An NDJSON export's cells as JsonCopyReader reads them in the binary format (null for null), or undefined where
+ * the layout is not a plain one (a cell per field, each of a type covered here, names an object keeps in order).
+ * Integers come as int8 and numbers as float8, which the reader writes as JSON.stringify writes them, in any range
+ * (so no row is checked with `numbersInRange` first); everything else as its text, quoted and escaped by the reader.
  */
 export function pgJsonCells(layout: ExportLayout): JsonCells | undefined {
   if (!layout.identity) return undefined;
@@ -132,12 +133,12 @@ export function pgJsonCells(layout: ExportLayout): JsonCells | undefined {
   if (shown.length === 0 || !names || names.length !== shown.length) return undefined;
   const types = shown.map(cellTypeOf);
   if (types.some((t) => t === undefined)) return undefined;
+  const kinds = types.map((t) => (t === 'integer' ? CellKind.Int8 : t === 'number' ? CellKind.Float8 : CellKind.Text));
   const cells = shown.map((f, i) => {
     const value = sql.ref(f.column) as unknown as Expr;
-    if (types[i] !== 'number') return sql<string>`${value}::text`;
-    return sql<string>`case when ${value}::text in ('NaN', 'Infinity', '-Infinity') then null else ${jsNumber(value)} end`;
+    return kinds[i] === CellKind.Int8 ? sql<string>`${value}::int8` : kinds[i] === CellKind.Float8 ? sql<string>`${value}::float8` : sql<string>`${value}::text`;
   });
-  return { names, cells, quoted: types.map((t) => t !== 'integer' && t !== 'number') };
+  return { names, cells, kinds };
 }
 
 /**
