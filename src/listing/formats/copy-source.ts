@@ -75,12 +75,13 @@ export async function copyPlan(conn: ExportConnection, layout: ExportLayout, pla
   // Every sort of a listing has its index (the keyset pages read it). Without a LIMIT the planner would rather
   // scan the table and sort it, lines and all: for 100 000 products 40 MB through a disk sort before the first
   // byte (0.8 s). In the index's order the first line comes at once. The settings end with the transaction.
-  await conn.arrays(sql`set local enable_sort = off`.compile(conn.db));
-  // An item's lines with their nested elements (pgNestedLine) make an expression of some hundred functions and a
-  // subquery per row, which PostgreSQL's cost estimate sends to JIT compilation with inlining and optimisation:
+  // JIT: an item's lines with their nested elements (pgNestedLine) make an expression of some hundred functions and
+  // a subquery per row, which PostgreSQL's cost estimate sends to JIT compilation with inlining and optimisation:
   // for 100 000 orders that took 1.2-2.6 s more than the 3.5 s of the whole COPY without it (psql, two runs
   // each). Plain lines measured the same either way.
-  await conn.arrays(sql`set local jit = off`.compile(conn.db));
+  // extra_float_digits: 1 (the default since PostgreSQL 12) writes a double's shortest digits, as JavaScript does,
+  // which every number written here relies on; a server configured with less would write rounded digits.
+  await conn.arrays(sql`select set_config('enable_sort', 'off', true), set_config('jit', 'off', true), set_config('extra_float_digits', '1', true)`.compile(conn.db));
   const query = await orderedQuery(conn.db, shaped, (q) => {
     const each = cells ?? json?.cells;
     return each ? q.select(each.map((cell, i) => cell.as(`c${i}`))) : q.select(line!.as('line'));

@@ -13,16 +13,19 @@ ESCAPE[QUOTE] = QUOTE;
 ESCAPE[BACKSLASH] = BACKSLASH;
 /** The most bytes one byte of a text becomes (`\u00xx`). */
 const MOST = 6;
-/** The most bytes a number's 8 become: `String(x)` of a double is at most 24 characters (`-1.2345678901234567e-308`). */
+/** The most bytes a number becomes: `String(x)` of a double is at most 24 characters (`-1.2345678901234567e-308`). */
 const NUMBER_MOST = 24;
 
 /**
- * How a field comes and is written: a text (its UTF-8 bytes, quoted and escaped), a 64-bit integer or a double (the
- * binary format's 8 bytes, big-endian, written as JSON.stringify writes the number node-pg would have made of it).
+ * How a field comes and is written: a text (its UTF-8 bytes, quoted and escaped); a 64-bit integer (the binary
+ * format's 8 bytes, big-endian); a double as PostgreSQL's text of it (`float8out`). Numbers are written as
+ * JSON.stringify writes the number node-pg would have made of the value.
  */
-export const CellKind = { Text: 0, Int8: 1, Float8: 2 } as const;
+export const CellKind = { Text: 0, Int8: 1, Float8Text: 2 } as const;
 export type CellKind = (typeof CellKind)[keyof typeof CellKind];
 const TWO_32 = 4294967296;
+/** `00` to `99` as ASCII, two bytes each. */
+const PAIRS = Buffer.from(Array.from({ length: 100 }, (_v, i) => String(i).padStart(2, '0')).join(''), 'latin1');
 
 /**
  * Reads a binary `COPY` of an NDJSON export's cells, a column per field (pg-lines.ts, `pgJsonCells`), and writes
@@ -31,10 +34,11 @@ const TWO_32 = 4294967296;
  * (null where it is not finite), a null as `null`. PostgreSQL sends text as its UTF-8 bytes (a UTF-8 database
  * holds no NUL and no invalid sequence), which JSON.stringify writes unchanged but for those escapes.
  *
- * Numbers come in the binary format's 8 bytes rather than as text: PostgreSQL's `::text` of three integers per row
+ * Integers come in the binary format's 8 bytes rather than as text: PostgreSQL's `::text` of three integers per row
  * was about a sixth of its `COPY` of the 1.17 M product-parameter values (1.2-1.4 s against 1.05-1.15 s through
- * psql), and their digits cost this loop less than their text did (below, at `Int8`). A double written by `String`
- * is exactly what the item's JSON holds, in every range (the text PostgreSQL writes differs outside 1e-4..1e15).
+ * psql), and their digits cost this loop less than their text did (below, at `writeInt8`). Doubles come as text,
+ * which is JavaScript's own but for a few forms this reader tells apart (`writeFloat8Text`), so that no row needs
+ * checking first: as 8 bytes, `String` of each cost this loop about 0.1 µs, what their text costs PostgreSQL.
  *
  * Why not JSON lines built by PostgreSQL (as these were until the eighth session, and as pg-nested-lines.ts still
  * builds an order's): a JSON text per row costs PostgreSQL more than twice what its CSV costs, and an export
@@ -120,9 +124,14 @@ export class JsonCopyReader implements CopyReader {
       const stop = at + length;
       if (stop > end) throw new Error('a COPY row cut short');
       const kind = this.kinds[i];
-      if (kind !== CellKind.Text) {
-        if (length !== 8) throw new Error(`a COPY number of ${length} bytes, expected 8`);
-        o = kind === CellKind.Int8 ? writeInt8(src, at, dst, o) : writeFloat8(src.readDoubleBE(at), dst, o);
+      if (kind === CellKind.Int8) {
+        if (length !== 8) throw new Error(`a COPY integer of ${length} bytes, expected 8`);
+        o = writeInt8(src, at, dst, o);
+        at = stop;
+        continue;
+      }
+      if (kind === CellKind.Float8Text) {
+        o = writeFloat8Text(src, at, stop, dst, o);
         at = stop;
         continue;
       }
@@ -190,23 +199,49 @@ function writeInt8(src: Buffer, at: number, dst: Buffer, o: number): number {
   return writeAscii(String(hi * TWO_32 + (lo >>> 0)), dst, o);
 }
 
-/** Writes the digits of `v`, an integer from 0 to 2^31 - 1. */
+/** Writes the digits of `v`, an integer from 0 to 2^31 - 1: two at a time, from the last. */
 function writeDigits(v: number, dst: Buffer, o: number): number {
-  let digits = 1;
-  for (let p = 10; p <= v; p *= 10) digits++;
-  const stop = o + digits;
+  const stop = o + digitCount(v);
   let e = stop;
-  while (v >= 10) {
-    const q = (v / 10) | 0;
-    dst[--e] = 0x30 + (v - q * 10);
+  while (v >= 100) {
+    const q = (v / 100) | 0;
+    const r = (v - q * 100) << 1;
+    dst[--e] = PAIRS[r + 1];
+    dst[--e] = PAIRS[r];
     v = q;
   }
-  dst[--e] = 0x30 + v;
+  if (v >= 10) {
+    dst[--e] = PAIRS[(v << 1) + 1];
+    dst[--e] = PAIRS[v << 1];
+  } else dst[--e] = 0x30 + v;
   return stop;
 }
 
-/** Writes a double as JSON.stringify does: `String(x)`, or `null` where JSON has no form for it (NaN, ±Infinity). */
-function writeFloat8(x: number, dst: Buffer, o: number): number {
+/** The digits of `v` (0 to 2^31 - 1). */
+function digitCount(v: number): number {
+  if (v < 100000) return v < 100 ? (v < 10 ? 1 : 2) : v < 1000 ? 3 : v < 10000 ? 4 : 5;
+  return v < 10000000 ? (v < 1000000 ? 6 : 7) : v < 100000000 ? 8 : v < 1000000000 ? 9 : 10;
+}
+
+/**
+ * Writes PostgreSQL's text of a double (`src[at, stop)`) as JSON.stringify writes the double. PostgreSQL (12+) writes
+ * the shortest digits that read back as the same double, as JavaScript does, and in the same form from 1e-4 up to
+ * 1e15, where it writes no exponent (pg-lines.ts, `jsNumber`): such a text is copied as it is. An exponent (beyond
+ * that range, where JavaScript writes none or another), `-0`, NaN and ±Infinity are read back into the double and
+ * written by `String`, or as null where JSON has no form for it.
+ */
+function writeFloat8Text(src: Buffer, at: number, stop: number, dst: Buffer, o: number): number {
+  let plain = !(stop - at === 2 && src[at] === 0x2d && src[at + 1] === 0x30);
+  for (let k = at; plain && k < stop; k++) {
+    const c = src[k];
+    // `e` of an exponent, `N` of NaN, `I` of Infinity.
+    if (c === 0x65 || c === 0x4e || c === 0x49) plain = false;
+  }
+  if (plain) {
+    while (at < stop) dst[o++] = src[at++];
+    return o;
+  }
+  const x = Number(src.toString('latin1', at, stop));
   return writeAscii(Number.isFinite(x) ? String(x) : 'null', dst, o);
 }
 

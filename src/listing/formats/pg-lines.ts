@@ -123,8 +123,8 @@ export interface JsonCells {
 /**
  * An NDJSON export's cells as JsonCopyReader reads them in the binary format (null for null), or undefined where
  * the layout is not a plain one (a cell per field, each of a type covered here, names an object keeps in order).
- * Integers come as int8 and numbers as float8, which the reader writes as JSON.stringify writes them, in any range
- * (so no row is checked with `numbersInRange` first); everything else as its text, quoted and escaped by the reader.
+ * Integers come as int8 and numbers as float8's text, which the reader writes as JSON.stringify writes them in any
+ * range (so no row is checked with `numbersInRange` first); everything else as its text, quoted and escaped by it.
  */
 export function pgJsonCells(layout: ExportLayout): JsonCells | undefined {
   if (!layout.identity) return undefined;
@@ -133,10 +133,10 @@ export function pgJsonCells(layout: ExportLayout): JsonCells | undefined {
   if (shown.length === 0 || !names || names.length !== shown.length) return undefined;
   const types = shown.map(cellTypeOf);
   if (types.some((t) => t === undefined)) return undefined;
-  const kinds = types.map((t) => (t === 'integer' ? CellKind.Int8 : t === 'number' ? CellKind.Float8 : CellKind.Text));
+  const kinds = types.map((t) => (t === 'integer' ? CellKind.Int8 : t === 'number' ? CellKind.Float8Text : CellKind.Text));
   const cells = shown.map((f, i) => {
     const value = sql.ref(f.column) as unknown as Expr;
-    return kinds[i] === CellKind.Int8 ? sql<string>`${value}::int8` : kinds[i] === CellKind.Float8 ? sql<string>`${value}::float8` : sql<string>`${value}::text`;
+    return kinds[i] === CellKind.Int8 ? sql<string>`${value}::int8` : kinds[i] === CellKind.Float8Text ? sql<string>`${value}::float8::text` : sql<string>`${value}::text`;
   });
   return { names, cells, kinds };
 }
