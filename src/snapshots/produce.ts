@@ -7,6 +7,7 @@ import { PRUNED_THROUGH } from '../events/feed.ts';
 import { COMPRESSOR_OUTPUT_BYTES } from '../http/compression.ts';
 import { plan } from '../listing/engine.ts';
 import { openExportConnection } from '../listing/formats/connection.ts';
+import { BufferRecycler } from '../listing/formats/bytes.ts';
 import { streamExport } from '../listing/formats/stream.ts';
 import type { ResourceDef } from '../listing/resource.ts';
 import { ChunkSink } from './chunks.ts';
@@ -48,9 +49,12 @@ export async function produceSnapshot(store: Store, def: ResourceDef, job: Snaps
     const seq = Math.max(Number(head ?? 0), Number(pruned[0]?.[0] ?? 0));
     let rows = 0;
     let waiting: Promise<void> | undefined;
+    const gzipped = job.format !== 'xlsx';
+    const recycler = gzipped ? new BufferRecycler() : undefined;
     const stream = await streamExport(conn, def, listPlan, undefined, {
       format: job.format,
-      compressed: job.format !== 'xlsx',
+      compressed: gzipped,
+      recycler,
       onBatch: (items) => {
         rows += items;
         waiting = Promise.resolve(progress(rows));
@@ -59,7 +63,7 @@ export async function produceSnapshot(store: Store, def: ResourceDef, job: Snaps
       },
     });
     const sink = new ChunkSink(store.db, job.id);
-    const gzip = job.format === 'xlsx' ? undefined : createGzip({ level: GZIP_LEVEL, chunkSize: COMPRESSOR_OUTPUT_BYTES });
+    const gzip = gzipped ? createGzip({ level: GZIP_LEVEL, chunkSize: COMPRESSOR_OUTPUT_BYTES }) : undefined;
     const target = gzip ?? sink;
     const stored = finished(sink);
     stored.catch(() => undefined);
@@ -71,7 +75,8 @@ export async function produceSnapshot(store: Store, def: ResourceDef, job: Snaps
       write: (piece: Buffer, _encoding, done) => {
         void (async () => {
           signal.throwIfAborted();
-          if (!target.write(piece)) await Promise.race([once(target, 'drain', { signal }), stored]);
+          // gzip calls back once it has read the piece into its window: the export's buffers before it can be written again.
+          if (!target.write(piece, recycler && (() => recycler.read(piece)))) await Promise.race([once(target, 'drain', { signal }), stored]);
           if (waiting) {
             await waiting;
             waiting = undefined;

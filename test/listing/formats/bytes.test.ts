@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ByteWriter, PIECE_BYTES } from '../../../src/listing/formats/bytes.ts';
+import fc from 'fast-check';
+import { BufferRecycler, ByteWriter, PIECE_BYTES } from '../../../src/listing/formats/bytes.ts';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
 import { dialects } from '../../helpers/databases.ts';
 
@@ -60,6 +61,67 @@ describe('ByteWriter', () => {
     assert.ok(Buffer.concat(pieces).equals(Buffer.concat(expected)));
     for (const piece of pieces) assert.ok(piece.length <= 64 || piece.length === 200, `a piece of ${piece.length} bytes`);
     assert.ok(pieces.some((p) => p.length === 200), 'the row longer than a piece is one piece');
+  });
+
+  it('writes into recycled buffers only once their reader is done with every piece cut from them (a reader lagging behind, in order)', () => {
+    // Small sizes, so that a run goes through many buffers: pieces of 64 bytes from buffers of 256.
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.string({ maxLength: 10, unit: fc.constantFrom('a', 'ž', '中', '😀', '\n') }), fc.boolean(), fc.nat(30)), { minLength: 1, maxLength: 400, size: 'max' }), (steps) => {
+        const recycler = new BufferRecycler(2);
+        const writer = new ByteWriter(64, 256, recycler);
+        /** Pieces taken and not yet read, with the bytes they held when taken. */
+        const unread: Array<{ piece: Buffer; bytes: Buffer }> = [];
+        let written = '';
+        let read = Buffer.alloc(0);
+        const readOne = () => {
+          const { piece, bytes } = unread.shift()!;
+          assert.ok(piece.equals(bytes), 'a piece is unchanged until it is read');
+          read = Buffer.concat([read, piece]);
+          recycler.read(piece);
+        };
+        // After each step the reader leaves at most `lag` pieces unread behind the writer: it falls behind and catches up.
+        for (const [text, take, lag] of steps) {
+          writer.write(text);
+          written += text;
+          if (take) for (const piece of writer.take()) unread.push({ piece, bytes: Buffer.from(piece) });
+          while (unread.length > lag) readOne();
+        }
+        for (const piece of writer.take()) unread.push({ piece, bytes: Buffer.from(piece) });
+        while (unread.length > 0) readOne();
+        assert.ok(read.equals(Buffer.from(written, 'utf8')));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('lends the same few buffers again to a writer whose reader keeps up, keeps at most `keep` free and tracks at most `track` lent', () => {
+    // Buffers of 32 kB, each its own memory (Node's pool holds only those under 4 kB), written texts of 2 000
+    // characters (at most 6 000 bytes: none needs a piece of its own).
+    const recycler = new BufferRecycler(2, 3);
+    const writer = new ByteWriter(8192, 32768, recycler);
+    const seen = new Set<ArrayBufferLike>();
+    for (let i = 0; i < 300; i++) {
+      writer.write(`${'x'.repeat(1999)}\n`);
+      for (const piece of writer.take()) {
+        seen.add(piece.buffer);
+        recycler.read(piece);
+      }
+    }
+    // 600 kB through buffers of 32 kB: the one being written, the one before it, and those given back.
+    assert.ok(seen.size <= 4, `${seen.size} buffers`);
+    // A piece the recycler did not lend, and the first lent buffer's own piece, give nothing back.
+    const other = new BufferRecycler();
+    const first = other.take(16);
+    other.read(Buffer.alloc(16));
+    other.read(first.subarray(0, 4));
+    assert.notEqual(other.take(16), first, 'still lent');
+    // Buffers lent beyond `track` are left to the garbage collector; at most `keep` come back.
+    const few = new BufferRecycler(1, 3);
+    const lent = Array.from({ length: 5 }, () => few.take(8));
+    few.read(lent[4]);
+    const again = [few.take(8), few.take(8)];
+    assert.ok(lent.slice(2, 4).includes(again[0]), 'a tracked buffer comes back');
+    assert.ok(!lent.includes(again[1]), 'one kept, then a new one');
   });
 
   it('writes a text with its separators replaced (writeReplacing): into the piece, a new piece, or a piece of its own', () => {
