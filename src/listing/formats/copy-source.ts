@@ -66,7 +66,7 @@ export async function copyPlan(conn: ExportConnection, layout: ExportLayout, pla
   const shaped = { ...plan, shape: layout.shape };
   // A number PostgreSQL would write otherwise than JavaScript (a weight of 1e21): the rows are JavaScript's to
   // write. Checked over the export's own rows (and their nested elements), on its snapshot; one pass over an
-  // index or the table. Not for JsonCopyReader's cells, whose numbers come as binary doubles and JavaScript writes.
+  // index or the table. Not for JsonCopyReader's cells: the reader writes a number of any range as JavaScript does.
   const inRange = nested ? nested.inRange : json ? undefined : numbersInRange(layout);
   if (inRange) {
     const outside = (await filteredQuery(conn.db, shaped)).select(sql<number>`1`.as('one')).where(sql<boolean>`not ${inRange}`).limit(1);
