@@ -468,6 +468,29 @@ for (const dialect of (await dialects()).filter((d) => d === 'postgres')) {
       }
     });
 
+    it('writes a double by its shortest digits whatever extra_float_digits the session was given', async () => {
+      const products = RESOURCES.find((r) => r.collection === 'products')!;
+      const res = await t.admin('POST', '/admin/api/products', { articleNumber: 'PGL-EFD', name: 'Digits', price: '1.00', currency: 'CZK', vatRate: 0.1, weight: 0.1 + 0.2 });
+      assert.equal(res.statusCode, 201, res.body);
+      const id = (res.json() as { id: number }).id;
+      const conn = await openExportConnection(t.database.store, 'pg-lines test');
+      try {
+        // As a server or role configured with fewer digits would start the session: 0.30000000000000004 written `0.3`.
+        await conn.arrays(sql`set extra_float_digits = 0`.compile(conn.db));
+        assert.deepEqual(await conn.arrays(sql`select (0.1::float8 + 0.2::float8)::text`.compile(conn.db)), [['0.3']]);
+        const one = plan(products, { filters: { ids: String(id) } }, t.ctx.hashKey);
+        for (const format of ['ndjson', 'csv'] as const) {
+          const database = (await bytesOf(await streamExport(conn, products, one, undefined, { format, csv: CSV_DEFAULTS }))).toString('utf8');
+          const javascript = (await bytesOf(await streamExport(conn, products, one, undefined, { format, csv: CSV_DEFAULTS, encodeInDatabase: false }))).toString('utf8');
+          assert.match(javascript, /0\.30000000000000004/);
+          assert.equal(database, javascript, format);
+        }
+      } finally {
+        await conn.close();
+      }
+      await t.admin('DELETE', `/admin/api/products/${id}`);
+    });
+
     it('every export of orders, items and addresses in them, is the same bytes whichever writes it: formats, delimiters, fields, sorts, filters, cursors', async () => {
       const orders = RESOURCES.find((r) => r.collection === 'orders')!;
       const tricky = ['=HYPERLINK("x")', '-12', '+1', '@a', '\tx', 'a,b;c|d', 'say "hi"', 'two\nlines', 'cr\rx', 'back\\slash', "it's", 'Příliš žluťoučký 😀', 'u\u2028v', 'ctl\x01\x1f\x7f'];
