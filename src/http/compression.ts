@@ -1,5 +1,6 @@
 import zlib, { constants } from 'node:zlib';
 import fastifyCompress from '@fastify/compress';
+import { givingBack } from '../buffer-recycler.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 /** The content codings we send, in our order of preference when a client likes several equally. */
@@ -43,12 +44,15 @@ const SYNC_LIMIT = 64 * 1024;
  */
 export const COMPRESSOR_OUTPUT_BYTES = 1 << 16;
 
-/** zlib for the plugin: its own synchronous functions, its streaming compressors with COMPRESSOR_OUTPUT_BYTES. */
+/**
+ * zlib for the plugin: its own synchronous functions, its streaming compressors with COMPRESSOR_OUTPUT_BYTES,
+ * which give a compressed export's buffers back once they have read them (buffer-recycler.ts).
+ */
 const compressors = {
   gzipSync: zlib.gzipSync,
   brotliCompressSync: zlib.brotliCompressSync,
-  createGzip: (options: zlib.ZlibOptions) => zlib.createGzip({ ...options, chunkSize: COMPRESSOR_OUTPUT_BYTES }),
-  createBrotliCompress: (options: zlib.BrotliOptions) => zlib.createBrotliCompress({ ...options, chunkSize: COMPRESSOR_OUTPUT_BYTES }),
+  createGzip: (options: zlib.ZlibOptions) => givingBack(zlib.createGzip({ ...options, chunkSize: COMPRESSOR_OUTPUT_BYTES })),
+  createBrotliCompress: (options: zlib.BrotliOptions) => givingBack(zlib.createBrotliCompress({ ...options, chunkSize: COMPRESSOR_OUTPUT_BYTES })),
 };
 
 /** What is worth compressing: JSON (pages, items, the changes feed, large problems), CSV and NDJSON. XLSX is already a zip. */

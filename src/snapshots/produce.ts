@@ -2,12 +2,12 @@ import { once } from 'node:events';
 import { Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
+import { givingBack } from '../buffer-recycler.ts';
 import type { Store } from '../db/database.ts';
 import { PRUNED_THROUGH } from '../events/feed.ts';
 import { COMPRESSOR_OUTPUT_BYTES } from '../http/compression.ts';
 import { plan } from '../listing/engine.ts';
 import { openExportConnection } from '../listing/formats/connection.ts';
-import { BufferRecycler } from '../listing/formats/bytes.ts';
 import { streamExport } from '../listing/formats/stream.ts';
 import type { ResourceDef } from '../listing/resource.ts';
 import { ChunkSink } from './chunks.ts';
@@ -50,11 +50,9 @@ export async function produceSnapshot(store: Store, def: ResourceDef, job: Snaps
     let rows = 0;
     let waiting: Promise<void> | undefined;
     const gzipped = job.format !== 'xlsx';
-    const recycler = gzipped ? new BufferRecycler() : undefined;
     const stream = await streamExport(conn, def, listPlan, undefined, {
       format: job.format,
       compressed: gzipped,
-      recycler,
       onBatch: (items) => {
         rows += items;
         waiting = Promise.resolve(progress(rows));
@@ -63,7 +61,8 @@ export async function produceSnapshot(store: Store, def: ResourceDef, job: Snaps
       },
     });
     const sink = new ChunkSink(store.db, job.id);
-    const gzip = gzipped ? createGzip({ level: GZIP_LEVEL, chunkSize: COMPRESSOR_OUTPUT_BYTES }) : undefined;
+    // Given back: the export's buffers are written again once gzip has read them (buffer-recycler.ts).
+    const gzip = gzipped ? givingBack(createGzip({ level: GZIP_LEVEL, chunkSize: COMPRESSOR_OUTPUT_BYTES })) : undefined;
     const target = gzip ?? sink;
     const stored = finished(sink);
     stored.catch(() => undefined);
@@ -75,8 +74,7 @@ export async function produceSnapshot(store: Store, def: ResourceDef, job: Snaps
       write: (piece: Buffer, _encoding, done) => {
         void (async () => {
           signal.throwIfAborted();
-          // gzip calls back once it has read the piece into its window: the export's buffers before it can be written again.
-          if (!target.write(piece, recycler && (() => recycler.read(piece)))) await Promise.race([once(target, 'drain', { signal }), stored]);
+          if (!target.write(piece)) await Promise.race([once(target, 'drain', { signal }), stored]);
           if (waiting) {
             await waiting;
             waiting = undefined;

@@ -1,3 +1,5 @@
+import type { BufferRecycler } from '../../buffer-recycler.ts';
+
 /**
  * The size of the pieces text is written in: each becomes one chunk of the response, which takes whole chunks,
  * so a batch written as one chunk would sit whole in the socket buffer of a client that stopped reading.
@@ -154,48 +156,6 @@ export class ByteWriter {
     this.buffer = n <= 0 ? undefined : this.recycler && n <= this.bufferBytes ? this.recycler.take(this.bufferBytes) : Buffer.allocUnsafe(Math.max(n, this.bufferBytes));
     this.start = 0;
     this.at = 0;
-  }
-}
-
-/**
- * A ByteWriter's buffers, taken back once the bytes written into them have been read (by a snapshot's gzip), so
- * that a long export writes into the same few buffers instead of a new one per MiB. V8 runs a full garbage
- * collection for about every ten MB allocated outside its heap: a PostgreSQL NDJSON snapshot of the 1.17 M
- * product-parameter values ran about 28 of them, each some 4 ms of the main thread and more on V8's own threads,
- * for its 212 MB of text and the 140 MB read off the socket. With its text in recycled buffers, 17, and the
- * snapshot took 1.50-1.55 s against 1.69-1.71 s (medians of five, alternating; SQLite's, whose main thread waits
- * on SQLite, the same).
- *
- * The bytes are read in the order they were written, so when the reader is done with a piece, it is done with
- * every buffer lent before that piece's. A piece of a buffer not lent here (a text longer than a buffer, a copy
- * joining two) tells nothing; a reader that never tells leaves the buffers to the garbage collector, as without
- * this. Held: at most `keep` free buffers, and `track` lent ones.
- */
-export class BufferRecycler {
-  private readonly free: Buffer[] = [];
-  /** Buffers lent and not known to be read, oldest first. */
-  private readonly lent: Buffer[] = [];
-
-  constructor(
-    private readonly keep = 4,
-    private readonly track = 64,
-  ) {}
-
-  /** A buffer of `size` bytes: one given back, or a new one. */
-  take(size: number): Buffer {
-    let buffer = this.free.pop();
-    if (buffer?.length !== size) buffer = Buffer.allocUnsafe(size);
-    this.lent.push(buffer);
-    if (this.lent.length > this.track) this.lent.shift();
-    return buffer;
-  }
-
-  /** The reader is done with `piece` and every byte written before it: the buffers lent before its buffer come back. */
-  read(piece: Uint8Array): void {
-    // Within the buffer's bytes, not only of its ArrayBuffer: small buffers share Node's pool.
-    const at = this.lent.findIndex((b) => b.buffer === piece.buffer && piece.byteOffset >= b.byteOffset && piece.byteOffset < b.byteOffset + b.length);
-    if (at <= 0) return;
-    for (const buffer of this.lent.splice(0, at)) if (this.free.length < this.keep) this.free.push(buffer);
   }
 }
 

@@ -3,7 +3,8 @@ import type { ServerResponse } from 'node:http';
 import { PassThrough, type Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import { flatten, type ExportLayout, type ExportRecord } from './columns.ts';
-import { ByteWriter, Coalescer, PIECE_BYTES, type BufferRecycler, type EncodedBatch } from './bytes.ts';
+import { BufferRecycler } from '../../buffer-recycler.ts';
+import { ByteWriter, Coalescer, PIECE_BYTES, type EncodedBatch } from './bytes.ts';
 import { CsvEncoder, type CsvOptions } from './csv.ts';
 import type { ExportFormat } from './negotiate.ts';
 import { lineEncoder } from './ndjson.ts';
@@ -101,21 +102,22 @@ function textSink(out: PassThrough, head: string, encode: (records: ExportRecord
 
 /**
  * What an export's text is written into: pieces of PIECE_BYTES for a response; for a compressor, pieces of
- * COMPRESSED_PIECE_BYTES cut from buffers of four, which Coalescer joins without a copy, taken from `recycler`
- * where the compressor's writer gives them back (bytes.ts).
+ * COMPRESSED_PIECE_BYTES cut from buffers of four, which Coalescer joins without a copy (bytes.ts), and which the
+ * compressor gives back once it has read them (buffer-recycler.ts: `givingBack` around a snapshot's gzip and a
+ * response's compressor).
  */
-export const exportBytes = (compressed: boolean | undefined, recycler?: BufferRecycler): ByteWriter =>
-  compressed ? new ByteWriter(COMPRESSED_PIECE_BYTES, 4 * COMPRESSED_PIECE_BYTES, recycler) : new ByteWriter();
+export const exportBytes = (compressed: boolean | undefined): ByteWriter =>
+  compressed ? new ByteWriter(COMPRESSED_PIECE_BYTES, 4 * COMPRESSED_PIECE_BYTES, new BufferRecycler()) : new ByteWriter();
 
-function csvSink(out: PassThrough, layout: ExportLayout, options: CsvOptions, compressed: boolean, recycler: BufferRecycler | undefined): Sink {
+function csvSink(out: PassThrough, layout: ExportLayout, options: CsvOptions, compressed: boolean): Sink {
   const encoder = new CsvEncoder(layout.columns, options);
-  const bytes = exportBytes(compressed, recycler);
+  const bytes = exportBytes(compressed);
   return textSink(out, encoder.head(), (records) => encoder.rows(flatten(layout, records), bytes), compressed);
 }
 
 /** One JSON object per line, exactly the item of the JSON answer (nested values as objects, not flattened; see lineEncoder). */
-function ndjsonSink(out: PassThrough, layout: ExportLayout, compressed: boolean, recycler: BufferRecycler | undefined): Sink {
-  const bytes = exportBytes(compressed, recycler);
+function ndjsonSink(out: PassThrough, layout: ExportLayout, compressed: boolean): Sink {
+  const bytes = exportBytes(compressed);
   const line = lineEncoder(layout);
   return textSink(
     out,
@@ -145,9 +147,9 @@ function xlsxSink(out: PassThrough, layout: ExportLayout): Sink {
 function sinkOf(job: ExportJob, out: PassThrough): Sink {
   switch (job.format) {
     case 'ndjson':
-      return ndjsonSink(out, job.layout, job.compressed === true, job.recycler);
+      return ndjsonSink(out, job.layout, job.compressed === true);
     case 'csv':
-      return csvSink(out, job.layout, job.csv, job.compressed === true, job.recycler);
+      return csvSink(out, job.layout, job.csv, job.compressed === true);
     default:
       return xlsxSink(out, job.layout);
   }
@@ -191,8 +193,6 @@ export interface ExportJob {
   onBatch?(items: number): void;
   /** The bytes go to a compressor (a compressed response, a snapshot's gzip): CSV and NDJSON are written in larger pieces. */
   compressed?: boolean;
-  /** Compressed: where the buffers of those pieces come from, given back by what reads them (bytes.ts). */
-  recycler?: BufferRecycler;
 }
 
 /** Resolves like `work`, or rejects as soon as `signal` aborts (a workbook's last bytes wait for a client that may never read them). */

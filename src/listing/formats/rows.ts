@@ -1,5 +1,4 @@
 import type { ListPlan } from '../engine.ts';
-import type { BufferRecycler } from './bytes.ts';
 import type { ExportLayout } from './columns.ts';
 import type { ExportConnection } from './connection.ts';
 import { copyPlan } from './copy-source.ts';
@@ -18,17 +17,17 @@ const FIRST_BYTES = 1 << 16;
  * (PostgreSQL: CSV and NDJSON of plain layouts, pg-lines.ts; SQLite: NDJSON of plain layouts, and their CSV rows'
  * cells joined, sqlite-lines.ts), otherwise records read in keyset batches and encoded here.
  * `encodeInDatabase: false` always reads records (tests compare the two). `compressed`: the bytes go to a
- * compressor (export.ts, `exportBytes`), in buffers from `recycler` if given.
+ * compressor (export.ts, `exportBytes`).
  */
-export async function openExportRows(conn: ExportConnection, layout: ExportLayout, plan: ListPlan, format: ExportFormat, csv: CsvOptions, encodeInDatabase = true, compressed = false, recycler?: BufferRecycler): Promise<ExportRows> {
+export async function openExportRows(conn: ExportConnection, layout: ExportLayout, plan: ListPlan, format: ExportFormat, csv: CsvOptions, encodeInDatabase = true, compressed = false): Promise<ExportRows> {
   const copy = encodeInDatabase ? await copyPlan(conn, layout, plan, format, csv) : undefined;
   if (copy !== undefined) {
-    const source = conn.copyOut!(copy.statement, copy.reader(), exportBytes(compressed, recycler));
+    const source = conn.copyOut!(copy.statement, copy.reader(), exportBytes(compressed));
     return { kind: 'encoded', first: await source.next(FIRST_BYTES), next: (bytes) => source.next(bytes) };
   }
   const lines = encodeInDatabase && conn.dialect === 'sqlite' ? sqliteLines(layout, format, csv) : undefined;
   if (lines) {
-    const source = new LineSource(conn, layout, plan, lines, exportBytes(compressed, recycler));
+    const source = new LineSource(conn, layout, plan, lines, exportBytes(compressed));
     return { kind: 'encoded', first: await source.next(FIRST_BYTES), next: (bytes) => source.next(bytes) };
   }
   const source = new BatchSource(conn, layout, plan);

@@ -4,7 +4,6 @@ import type { Shape } from '../shape.ts';
 import type { ResourceDef } from '../resource.ts';
 import { exportLayout } from './columns.ts';
 import type { ExportConnection } from './connection.ts';
-import type { BufferRecycler } from './bytes.ts';
 import { CSV_DEFAULTS, type CsvOptions } from './csv.ts';
 import { runExport, type ExportLog } from './export.ts';
 import type { ExportFormat } from './negotiate.ts';
@@ -22,11 +21,6 @@ export interface StreamExportOptions {
   onBatch?(items: number): void;
   /** The stream goes to a compressor: CSV and NDJSON come in pieces of COMPRESSED_PIECE_BYTES (export.ts). */
   compressed?: boolean;
-  /**
-   * Compressed: the buffers those pieces are cut from come from here, and the caller gives them back by telling it
-   * which piece its compressor has read (bytes.ts).
-   */
-  recycler?: BufferRecycler;
 }
 
 const silent: ExportLog = { info: () => {}, error: () => {} };
@@ -43,7 +37,7 @@ export async function streamExport(conn: ExportConnection, def: ResourceDef, pla
   const shaped = shape === undefined ? plan : withShape({ ...plan, def }, shape);
   const layout = exportLayout(def, shaped.shape);
   const csv = { ...CSV_DEFAULTS, ...options.csv };
-  const rows = await openExportRows(conn, layout, shaped, options.format, csv, options.encodeInDatabase, options.compressed, options.recycler);
+  const rows = await openExportRows(conn, layout, shaped, options.format, csv, options.encodeInDatabase, options.compressed);
   return runExport({
     format: options.format,
     layout,
@@ -53,6 +47,5 @@ export async function streamExport(conn: ExportConnection, def: ResourceDef, pla
     log: options.log ?? silent,
     onBatch: options.onBatch,
     compressed: options.compressed,
-    recycler: options.recycler,
   });
 }

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { BufferRecycler, ByteWriter, PIECE_BYTES } from '../../../src/listing/formats/bytes.ts';
+import { BufferRecycler } from '../../../src/buffer-recycler.ts';
+import { ByteWriter, PIECE_BYTES } from '../../../src/listing/formats/bytes.ts';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
 import { dialects } from '../../helpers/databases.ts';
 
