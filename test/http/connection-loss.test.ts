@@ -7,6 +7,7 @@ import { isConnectionLoss } from '../../src/db/connection-loss.ts';
 import { createPgPool } from '../../src/db/database.ts';
 import { registerErrorHandling } from '../../src/http/error-handler.ts';
 import { createTestDatabase, dialects, PG_URL, type TestDatabase } from '../helpers/databases.ts';
+import { closedPort } from '../helpers/ports.ts';
 
 /**
  * Every way pg reports a lost or unobtainable connection must become a 503 problem with Retry-After (a
@@ -27,15 +28,6 @@ async function failureOf(work: () => Promise<unknown>): Promise<Error> {
 /** pg's DatabaseError as its protocol parser builds it from an ErrorResponse. */
 function reported(code: string, severity: string, message: string): pg.DatabaseError {
   return Object.assign(new pg.DatabaseError(message, 0, 'error'), { code, severity });
-}
-
-/** A port on loopback nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
 }
 
 const usesPostgres = (await dialects()).includes('postgres');

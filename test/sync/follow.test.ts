@@ -4,6 +4,7 @@ import { pruneEvents } from '../../src/events/feed.ts';
 import { readState } from '../../src/sync/state.ts';
 import { syncStatus } from '../../src/sync/status.ts';
 import { dialects } from '../helpers/databases.ts';
+import { closedPort } from '../helpers/ports.ts';
 import { assertSameData, followInProcess, listAll, mainHead, newProduct, startInstance, syncOnce, waitCaughtUp, waitFor, type Instance } from './cluster.ts';
 
 for (const dialect of await dialects()) {
@@ -151,7 +152,7 @@ for (const dialect of await dialects()) {
 
     it('a one-shot sync gives up on an unreachable main store with a one-line reason', async () => {
       await assert.rejects(
-        syncOnce({ ...main, url: 'http://127.0.0.1:39871' }, follower, { backoff: { baseMs: 5, capMs: 10 } }),
+        syncOnce({ ...main, url: `http://127.0.0.1:${await closedPort()}` }, follower, { backoff: { baseMs: 5, capMs: 10 } }),
         (err: Error) => /ECONNREFUSED|fetch failed/.test(err.message),
       );
     });
