@@ -98,14 +98,19 @@ describe('llama engine: node-llama-cpp running the test model', { skip }, () => 
 describe('llama engine behind POST /api/v2/ai/generate', { skip }, () => {
   let t: TestApp;
   let token: string;
+  // A model file of this suite's own, removed with it (its folder in the system's temporary directory).
+  let again: Awaited<ReturnType<typeof testModel>> | undefined;
   before(async () => {
     if (typeof fixture === 'string') return;
-    const again = await testModel();
+    again = await testModel();
     if (typeof again === 'string') return;
     t = await createTestApp('sqlite', { seed: { products: 3, seed: 5 }, env: { AI_ENGINE: 'llama', AI_MODEL_PATH: again.path, AI_THREADS: '1' } });
     token = (await t.credential(['ai:generate', 'products:read'])).token;
   });
-  after(() => t?.close());
+  after(async () => {
+    await t?.close();
+    if (again !== undefined && typeof again !== 'string') again.remove();
+  });
 
   const post = (payload: unknown) =>
     t.app.inject({ method: 'POST', url: '/api/v2/ai/generate', payload: payload as never, headers: { authorization: `Bearer ${token}` } });
