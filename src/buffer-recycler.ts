@@ -14,7 +14,9 @@ import type { Writable } from 'node:stream';
  * every buffer lent before that piece's. A piece of a buffer not lent here (a text longer than a buffer, a copy
  * joining two) tells nothing; a reader that never tells leaves the buffers to the garbage collector, as without
  * this. Held: at most `keep` free buffers (the writer takes one again for each it fills, so one or two are free
- * at a time), and `track` lent ones.
+ * at a time), and references to the last `track` lent ones: the export's backpressure keeps its reader within a
+ * buffer or two of its writer, and a reader further behind, or one that never tells (a compressor not wrapped by
+ * `givingBack`), only leaves the older buffers to the garbage collector instead of keeping dozens of MiB alive.
  */
 export class BufferRecycler {
   private readonly free: Buffer[] = [];
@@ -23,7 +25,7 @@ export class BufferRecycler {
 
   constructor(
     private readonly keep = 2,
-    private readonly track = 64,
+    private readonly track = 4,
   ) {}
 
   /** A buffer of `size` bytes: one given back, or a new one. */

@@ -123,6 +123,12 @@ describe('ByteWriter', () => {
     const again = [few.take(8), few.take(8)];
     assert.ok(lent.slice(2, 4).includes(again[0]), 'a tracked buffer comes back');
     assert.ok(!lent.includes(again[1]), 'one kept, then a new one');
+    // A reader that never tells (a compressor not wrapped by givingBack): the recycler keeps no more than `track`
+    // buffers alive, whatever the export writes.
+    const untold = new BufferRecycler();
+    for (let i = 0; i < 100; i++) untold.take(1 << 16);
+    assert.equal((untold as unknown as { lent: Buffer[]; free: Buffer[] }).lent.length, 4);
+    assert.equal((untold as unknown as { lent: Buffer[]; free: Buffer[] }).free.length, 0);
   });
 
   it('writes a text with its separators replaced (writeReplacing): into the piece, a new piece, or a piece of its own', () => {
