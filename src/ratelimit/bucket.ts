@@ -160,14 +160,17 @@ export class PostgresBuckets implements BucketStore {
   private async lease(key: string, policy: Policy): Promise<{ granted: number; tokens: number }> {
     const want = leaseSize(policy);
     const now = sql`(extract(epoch from clock_timestamp()) * 1000)`;
-    const refilled = sql`least(${policy.burst}::float8, b.tokens + (${now} - b.ts) / 1000.0 * ${policy.rps}::float8)`;
+    // The clock is read once, for the row proposed (`excluded.ts`): clock_timestamp() written in each place would
+    // be read again in each, and the bucket would be refilled to one moment and stamped with a later one, losing
+    // the tokens of the time between (a test saw 0.012 of a token under load).
+    const refilled = sql`least(${policy.burst}::float8, b.tokens + (excluded.ts - b.ts) / 1000.0 * ${policy.rps}::float8)`;
     const grant = sql`least(${want}::float8, floor(${refilled}))`;
     const result = await sql<{ tokens: number; allowed: number }>`
       insert into rate_buckets as b (key, tokens, ts, allowed) values (${key}, ${policy.burst}::float8 - ${Math.min(want, Math.floor(policy.burst))}, ${now}, ${Math.min(want, Math.floor(policy.burst))})
       on conflict (key) do update set
         tokens = ${refilled} - greatest(${grant}, 0),
         allowed = greatest(${grant}, 0),
-        ts = ${now}
+        ts = excluded.ts
       returning tokens, allowed`.execute(this.store.db);
     const row = result.rows[0];
     return { granted: Number(row.allowed), tokens: Number(row.tokens) };

@@ -38,7 +38,7 @@ if ((await dialects()).includes('postgres')) {
         assert.equal((await node.take('k', policy)).allowed, true);
         const now = await row('k');
         const refilled = Math.min(policy.burst, Number(before.tokens) + ((Number(now.ts) - Number(before.ts)) / 1000) * policy.rps);
-        assert.ok(Math.abs(Number(now.tokens) - (refilled - 10)) < 0.01, `${message} (${before.tokens} → ${now.tokens}, refilled to ${refilled})`);
+        assert.ok(Math.abs(Number(now.tokens) - (refilled - 10)) < 1e-6, `${message} (${before.tokens} → ${now.tokens}, refilled to ${refilled})`);
       };
       await leased(nodeA, 'the eleventh request took a new lease');
       await leased(nodeB, 'another node leases from the same bucket');
