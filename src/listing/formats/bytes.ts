@@ -10,6 +10,8 @@ export const PIECE_BYTES = 1 << 16;
 export interface EncodedBatch {
   pieces: Buffer[];
   rows: number;
+  /** XLSX: the indices of the pieces that begin a new sheet (xlsx-copy-reader.ts), in order. */
+  breaks?: number[];
 }
 
 /**
@@ -133,6 +135,12 @@ export class ByteWriter {
     this.at = end;
     // A row longer than a piece, in a buffer of its own: handed on as one piece, and the buffer with it.
     if (end - this.start > this.pieceBytes) this.renew(0);
+  }
+
+  /** Ends the piece being written here: returns the index the next piece will have among those `take` gives. */
+  cut(): number {
+    this.flush();
+    return this.pieces.length;
   }
 
   /** The bytes written since the last `take`, in pieces. */

@@ -12,6 +12,8 @@ export interface CopyReader {
   readonly done: boolean;
   /** Bytes `[start, end)` of a CopyData message's content, in order; `last`: they end the message. */
   data(chunk: Buffer, start: number, end: number, last: boolean, out: ByteWriter): void;
+  /** XLSX: where a new sheet began in the bytes written since the last call (ByteWriter's `cut`, see EncodedBatch). */
+  takeBreaks?(): number[] | undefined;
 }
 
 /**
@@ -123,13 +125,14 @@ export class CopyOut implements pg.Submittable {
       this.wake = undefined;
     }
     const pieces = this.out.take();
+    const breaks = this.reader.takeBreaks?.();
     if (this.failure) {
-      if (this.reader.rows > rows) return { pieces, rows: this.reader.rows - rows };
+      if (this.reader.rows > rows) return { pieces, rows: this.reader.rows - rows, breaks };
       throw this.failure;
     }
     if (this.ended && !this.reader.done) throw new Error('COPY ended inside a row, or before its trailer');
     if (pieces.length === 0 && this.ended) return undefined;
-    return { pieces, rows: this.reader.rows - rows };
+    return { pieces, rows: this.reader.rows - rows, breaks };
   }
 
   /** The messages in `chunk`, read where they lie: CopyData's content to the reader, the rest passed over or back to node-pg. */

@@ -13,8 +13,11 @@ import { lineEncoder } from './ndjson.ts';
 interface Sink {
   /** Writes records; resolves with the characters they made once the output can take more. */
   write(records: ExportRecord[], signal: AbortSignal): Promise<number>;
-  /** Text formats: writes bytes the database encoded (copy-source.ts) once the output can take them. */
-  writeEncoded?(pieces: Buffer[], signal: AbortSignal): Promise<void>;
+  /**
+   * Writes bytes the database encoded (copy-source.ts, line-source.ts) once the output can take them: text, or
+   * (XLSX) a sheet's rows, with `breaks` where a new sheet begins (EncodedBatch).
+   */
+  writeEncoded?(pieces: Buffer[], signal: AbortSignal, breaks?: number[]): Promise<void>;
   finish(): Promise<void>;
   abort(): void;
   /** What one batch should come to; the next batch's row count follows from the last one's size. */
@@ -137,6 +140,7 @@ function xlsxSink(out: PassThrough, layout: ExportLayout): Sink {
   writer.catch(() => undefined);
   return {
     write: async (records, signal) => (await writer).write(flatten(layout, records), signal),
+    writeEncoded: async (pieces, signal, breaks) => (await writer).writeRows(pieces, breaks, signal),
     finish: async () => (await writer).finish(),
     abort: () => void writer.then((w) => w.abort(), () => undefined),
     // Sheet XML is about four times the CSV of the same rows.
@@ -257,7 +261,7 @@ async function writeEncoded(source: Extract<ExportRows, { kind: 'encoded' }>, si
   let batch = source.first;
   source.first = undefined;
   while (batch && !signal.aborted) {
-    await sink.writeEncoded!(batch.pieces, signal);
+    await sink.writeEncoded!(batch.pieces, signal, batch.breaks);
     counted(batch.rows);
     if (signal.aborted) return;
     batch = await source.next(ENCODED_BATCH_BYTES);

@@ -1,5 +1,5 @@
 import type { ByteWriter } from './bytes.ts';
-import { BINARY_HEADER, BINARY_SIGNATURE, type CopyReader } from './copy-out.ts';
+import { CellCopyReader, fieldLength, isJsFloat8Text, writeAscii, writeInt8 } from './cell-copy-reader.ts';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -23,9 +23,6 @@ const NUMBER_MOST = 24;
  */
 export const CellKind = { Text: 0, Int8: 1, Float8Text: 2 } as const;
 export type CellKind = (typeof CellKind)[keyof typeof CellKind];
-const TWO_32 = 4294967296;
-/** `00` to `99` as ASCII, two bytes each. */
-const PAIRS = Buffer.from(Array.from({ length: 100 }, (_v, i) => String(i).padStart(2, '0')).join(''), 'latin1');
 
 /**
  * Reads a binary `COPY` of an NDJSON export's cells, a column per field (pg-lines.ts, `pgJsonCells`), and writes
@@ -45,16 +42,9 @@ const PAIRS = Buffer.from(Array.from({ length: 100 }, (_v, i) => String(i).padSt
  * builds an order's): a JSON text per row costs PostgreSQL more than twice what its CSV costs, and an export
  * waited for the database; the cells cost it what a CSV does, and this loop costs Node less (about 0.35 µs a row)
  * than it saves there. Over HTTP, exports of 20 000 products ran about 1.4× as often (docs/benchmarks.md, "Exports").
- *
- * PostgreSQL sends each row as one CopyData message, the file header in the first row's message and the
- * trailer in a message of its own: a row lies whole in the socket's chunk, or its pieces are joined first.
+
  */
-export class JsonCopyReader implements CopyReader {
-  rows = 0;
-  done = false;
-  private header = true;
-  /** The pieces of a message cut between chunks. */
-  private parts: Buffer[] = [];
+export class JsonCopyReader extends CellCopyReader {
   private readonly first: Uint8Array[];
   private readonly next: Uint8Array[];
   /** The bytes of the names and punctuation of a line: `{"a":`, `,"b":`, the quotes of quoted values, `}` and LF. */
@@ -65,40 +55,14 @@ export class JsonCopyReader implements CopyReader {
     names: string[],
     private readonly kinds: CellKind[],
   ) {
+    super(kinds.length);
     this.first = names.map((n) => Buffer.from(`{${JSON.stringify(n)}:`));
     this.next = names.map((n) => Buffer.from(`,${JSON.stringify(n)}:`));
     this.fixed = this.next.reduce((sum, b) => sum + b.length + 2, 1 + 2);
   }
 
-  data(chunk: Buffer, start: number, end: number, last: boolean, out: ByteWriter): void {
-    if (!last || this.parts.length > 0) {
-      this.parts.push(Buffer.from(chunk.subarray(start, end)));
-      if (!last) return;
-      const whole = Buffer.concat(this.parts);
-      this.parts = [];
-      this.message(whole, 0, whole.length, out);
-      return;
-    }
-    this.message(chunk, start, end, out);
-  }
-
-  /** One whole CopyData message: a row (the first one after the file header), or the trailer. */
-  private message(src: Buffer, at: number, end: number, out: ByteWriter): void {
-    if (this.done) throw new Error('COPY sent bytes after its trailer');
-    if (this.header) {
-      if (end - at < BINARY_HEADER || !src.subarray(at, at + BINARY_SIGNATURE.length).equals(BINARY_SIGNATURE)) throw new Error('not a binary COPY stream');
-      at += BINARY_HEADER + src.readUInt32BE(at + BINARY_HEADER - 4);
-      this.header = false;
-    }
-    if (end - at < 2) throw new Error('a COPY row cut short');
-    const fields = src.readInt16BE(at);
-    if (fields === -1) {
-      this.done = true;
-      return;
-    }
+  protected row(src: Buffer, at: number, end: number, out: ByteWriter): void {
     const n = this.kinds.length;
-    if (fields !== n) throw new Error(`COPY row of ${fields} fields, expected ${n}`);
-    at += 2;
     // What the line can come to: every byte of a value escaped as `\u00xx` (a number's 8 bytes as 48, more than
     // its longest text). A long row is counted instead, so that it does not hold a buffer six times its size.
     let room = this.fixed + (end - at) * MOST;
@@ -111,8 +75,7 @@ export class JsonCopyReader implements CopyReader {
       // reader's 1.17 M product-parameter rows in 0.55 s against 0.59 s (a scratch loop over a captured COPY).
       dst.set(name, o);
       o += name.length;
-      if (at + 4 > end) throw new Error('a COPY row cut short');
-      const length = (src[at] << 24) | (src[at + 1] << 16) | (src[at + 2] << 8) | src[at + 3];
+      const length = fieldLength(src, at, end);
       at += 4;
       if (length < 0) {
         // null
@@ -123,7 +86,6 @@ export class JsonCopyReader implements CopyReader {
         continue;
       }
       const stop = at + length;
-      if (stop > end) throw new Error('a COPY row cut short');
       const kind = this.kinds[i];
       if (kind === CellKind.Int8) {
         if (length !== 8) throw new Error(`a COPY integer of ${length} bytes, expected 8`);
@@ -162,7 +124,6 @@ export class JsonCopyReader implements CopyReader {
     dst[o++] = 0x7d;
     dst[o++] = 0x0a;
     out.advance(o);
-    this.rows += 1;
   }
 
   /** The bytes of the line of the row whose fields start at `at`: exact for texts, numbers at their longest. */
@@ -185,46 +146,6 @@ export class JsonCopyReader implements CopyReader {
 }
 
 /**
- * Writes the 64-bit integer at `src[at]` as JSON.stringify writes the number node-pg makes of it (database.ts
- * parses int8 with `Number`): `hi * 2^32 + lo` is that double (one rounding of the exact sum), and `String` of it
- * its digits below 2^53. Those below 2^31, nearly all, are written digit by digit here: through `String` the
- * reader took 0.52 s for the 1.17 M product-parameter rows of three integers each, this way 0.42 s, what their
- * text cost it (a scratch loop over a captured `COPY`).
- */
-function writeInt8(src: Buffer, at: number, dst: Buffer, o: number): number {
-  const hi = (src[at] << 24) | (src[at + 1] << 16) | (src[at + 2] << 8) | src[at + 3];
-  const lo = (src[at + 4] << 24) | (src[at + 5] << 16) | (src[at + 6] << 8) | src[at + 7];
-  // Most integers (ids, counts) are below 2^31: written in 32-bit arithmetic, whose division by 10 V8 makes a multiplication.
-  if (hi === 0 && lo >= 0) return writeDigits(lo, dst, o);
-  // Exact below 2^53 in magnitude; beyond, the nearest double, as `Number` of the digits gives.
-  return writeAscii(String(hi * TWO_32 + (lo >>> 0)), dst, o);
-}
-
-/** Writes the digits of `v`, an integer from 0 to 2^31 - 1: two at a time, from the last. */
-function writeDigits(v: number, dst: Buffer, o: number): number {
-  const stop = o + digitCount(v);
-  let e = stop;
-  while (v >= 100) {
-    const q = (v / 100) | 0;
-    const r = (v - q * 100) << 1;
-    dst[--e] = PAIRS[r + 1];
-    dst[--e] = PAIRS[r];
-    v = q;
-  }
-  if (v >= 10) {
-    dst[--e] = PAIRS[(v << 1) + 1];
-    dst[--e] = PAIRS[v << 1];
-  } else dst[--e] = 0x30 + v;
-  return stop;
-}
-
-/** The digits of `v` (0 to 2^31 - 1). */
-function digitCount(v: number): number {
-  if (v < 100000) return v < 100 ? (v < 10 ? 1 : 2) : v < 1000 ? 3 : v < 10000 ? 4 : 5;
-  return v < 10000000 ? (v < 1000000 ? 6 : 7) : v < 100000000 ? 8 : v < 1000000000 ? 9 : 10;
-}
-
-/**
  * Writes PostgreSQL's text of a double (`src[at, stop)`) as JSON.stringify writes the double. PostgreSQL (12+) writes
  * the shortest digits that read back as the same double, as JavaScript does, and in the same form from 1e-4 up to
  * 1e15, where it writes no exponent (pg-lines.ts, `jsNumber`): such a text is copied as it is. An exponent (beyond
@@ -232,22 +153,10 @@ function digitCount(v: number): number {
  * written by `String`, or as null where JSON has no form for it.
  */
 function writeFloat8Text(src: Buffer, at: number, stop: number, dst: Buffer, o: number): number {
-  let plain = !(stop - at === 2 && src[at] === 0x2d && src[at + 1] === 0x30);
-  for (let k = at; plain && k < stop; k++) {
-    const c = src[k];
-    // `e` of an exponent, `N` of NaN, `I` of Infinity.
-    if (c === 0x65 || c === 0x4e || c === 0x49) plain = false;
-  }
-  if (plain) {
+  if (isJsFloat8Text(src, at, stop)) {
     while (at < stop) dst[o++] = src[at++];
     return o;
   }
   const x = Number(src.toString('latin1', at, stop));
   return writeAscii(Number.isFinite(x) ? String(x) : 'null', dst, o);
-}
-
-/** Writes an ASCII text's characters as bytes. */
-function writeAscii(text: string, dst: Buffer, o: number): number {
-  for (let k = 0; k < text.length; k++) dst[o++] = text.charCodeAt(k);
-  return o;
 }

@@ -1,4 +1,5 @@
 import type { ListPlan } from '../engine.ts';
+import { ByteWriter } from './bytes.ts';
 import type { ExportLayout } from './columns.ts';
 import type { ExportConnection } from './connection.ts';
 import { copyPlan } from './copy-source.ts';
@@ -8,13 +9,14 @@ import type { ExportFormat } from './negotiate.ts';
 import { csvLines, LineSource, ndjsonLines, type SqliteLines } from './line-source.ts';
 import { BatchSource } from './source.ts';
 import { sqliteCsvCells, sqliteLine } from './sqlite-lines.ts';
+import { SHEET_PIECE_BYTES } from './xlsx-xml.ts';
 
 /** What the first batch of an encoded export waits for: one piece, so that a bad query fails before the response starts. */
 const FIRST_BYTES = 1 << 16;
 
 /**
  * The rows of a whole export, their first batch read: the lines the database writes itself where it can
- * (PostgreSQL: CSV and NDJSON of plain layouts, pg-lines.ts; SQLite: NDJSON of plain layouts, and their CSV rows'
+ * (PostgreSQL: CSV, NDJSON and XLSX cells of plain layouts, pg-lines.ts; SQLite: NDJSON of plain layouts, and their CSV rows'
  * cells joined, sqlite-lines.ts), otherwise records read in keyset batches and encoded here.
  * `encodeInDatabase: false` always reads records (tests compare the two). `compressed`: the bytes go to a
  * compressor (export.ts, `exportBytes`).
@@ -22,7 +24,9 @@ const FIRST_BYTES = 1 << 16;
 export async function openExportRows(conn: ExportConnection, layout: ExportLayout, plan: ListPlan, format: ExportFormat, csv: CsvOptions, encodeInDatabase = true, compressed = false): Promise<ExportRows> {
   const copy = encodeInDatabase ? await copyPlan(conn, layout, plan, format, csv) : undefined;
   if (copy !== undefined) {
-    const source = conn.copyOut!(copy.statement, copy.reader(), exportBytes(compressed));
+    // A sheet's rows go to the zip's deflate in pieces of SHEET_PIECE_BYTES (xlsx-xml.ts), as XlsxExportWriter's own.
+    const bytes = format === 'xlsx' ? new ByteWriter(SHEET_PIECE_BYTES) : exportBytes(compressed);
+    const source = conn.copyOut!(copy.statement, copy.reader(), bytes);
     return { kind: 'encoded', first: await source.next(FIRST_BYTES), next: (bytes) => source.next(bytes) };
   }
   const lines = encodeInDatabase && conn.dialect === 'sqlite' ? sqliteLines(layout, format, csv) : undefined;

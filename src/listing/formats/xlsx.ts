@@ -3,28 +3,11 @@ import { PassThrough, type Writable } from 'node:stream';
 import ExcelJS from 'exceljs';
 import { ByteWriter } from './bytes.ts';
 import type { CellType, ExportColumn } from './columns.ts';
-
-/** Excel's limit of rows per sheet, the header included; a longer export goes on in another sheet. */
-export const MAX_SHEET_ROWS = 1_048_576;
-/** Excel's limit of characters in one cell; a longer text is cut there (CSV and JSON carry it whole). */
-export const MAX_CELL_TEXT = 32_767;
-const DAY_MS = 86_400_000;
-/** 1970-01-01 as an Excel serial date (the 1900 date system). */
-const UNIX_EPOCH_SERIAL = 25_569;
+import { columnLetters, excelSerial, MAX_SHEET_ROWS, SHEET_PIECE_BYTES, textTail, XLSX_STYLES } from './xlsx-xml.ts';
 
 const DATE_STYLE = { numFmt: 'yyyy-mm-dd hh:mm:ss' };
 const MONEY_STYLE = { numFmt: '#,##0.00' };
 const BOLD = { bold: true };
-/**
- * The sheet's XML goes to the zip's deflate (zlib, on a thread of libuv's pool) in pieces of up to 1 MiB, and
- * the deflate writes its output in 256 kB buffers. Each piece, and each full output buffer, waits for a
- * callback on the main thread, which is busy rendering the next rows: with 64 kB pieces and zlib's 16 kB
- * buffer, the deflate mostly waited for it, and compressing added most of its time to the export's (and the
- * many small chunks cost CPU of their own in the zip's streams). Whole batches let it compress one while the
- * next is rendered: 224 821 products on SQLite, 6.0-7.6 s before, 4.2-5.3 s after, in process on a noisy
- * machine (bench/results/exports-2026-11-26.md for the exports benchmark).
- */
-const SHEET_PIECE_BYTES = 1 << 20;
 const ZIP_OPTIONS = { zlib: { level: 1, chunkSize: 1 << 18 } };
 const WIDTHS: Record<CellType, number> = { integer: 10, number: 10, money: 14, datetime: 20, string: 24, json: 40 };
 
@@ -68,31 +51,6 @@ interface Internals {
   styles: { addStyleModel(model: object, cellType: number): number };
 }
 
-function columnLetters(index: number): string {
-  let s = '';
-  for (let n = index + 1; n > 0; n = Math.floor((n - 1) / 26)) s = String.fromCharCode(65 + ((n - 1) % 26)) + s;
-  return s;
-}
-
-// Characters XML 1.0 cannot hold at all, lone surrogates, and what must be escaped.
-// eslint-disable-next-line no-control-regex
-const XML_SPECIAL = /[&<>\r\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF\uD800-\uDFFF]/;
-// eslint-disable-next-line no-control-regex
-const XML_INVALID = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '\r': '&#13;' };
-const TEXT_OPEN = '" t="inlineStr"><is><t>';
-const TEXT_PRESERVED = '" t="inlineStr"><is><t xml:space="preserve">';
-const TEXT_CLOSE = '</t></is></c>';
-
-/** A text cell's XML after its reference's row number (see CellTail): an inline string. */
-function textTail(value: string): string {
-  let s = value.length > MAX_CELL_TEXT ? value.slice(0, MAX_CELL_TEXT) : value;
-  if (XML_SPECIAL.test(s)) s = s.replace(XML_INVALID, '').replace(/[&<>\r]/g, (c) => ESCAPES[c]);
-  // Leading or trailing white space survives only when the text says so.
-  const space = s.length > 0 && (s.charCodeAt(0) <= 32 || s.charCodeAt(s.length - 1) <= 32);
-  return (space ? TEXT_PRESERVED : TEXT_OPEN) + s + TEXT_CLOSE;
-}
-
 /**
  * Renders one cell's XML after its reference's row number: the cell is `<c r="B` + the row + this, so that what
  * a value renders to does not depend on its row (the reference is optional in the standard, but ExcelJS's reader
@@ -120,7 +78,7 @@ function cellTail(type: CellType, styles: { date: number; money: number }): Cell
       const open = `" s="${styles.date}"><v>`;
       return (v) => {
         const ms = Date.parse(String(v));
-        return Number.isNaN(ms) ? text(v) : open + (UNIX_EPOCH_SERIAL + ms / DAY_MS) + '</v></c>';
+        return Number.isNaN(ms) ? text(v) : open + excelSerial(ms) + '</v></c>';
       };
     }
     default:
@@ -164,6 +122,8 @@ export class XlsxExportWriter {
       date: this.internals.styles.addStyleModel(DATE_STYLE, ExcelJS.ValueType.Date),
       money: this.internals.styles.addStyleModel(MONEY_STYLE, ExcelJS.ValueType.Number),
     };
+    // PostgreSQL's rows are rendered before the workbook exists (xlsx-copy-reader.ts), with these numbers.
+    if (styles.date !== XLSX_STYLES.date || styles.money !== XLSX_STYLES.money) throw new Error(`ExcelJS numbered the export's styles ${styles.date} and ${styles.money}, not ${XLSX_STYLES.date} and ${XLSX_STYLES.money}`);
     this.opens = this.letters.map((l) => `<c r="${l}`);
     this.tails = columns.map((c) => cellTail(c.type, styles));
     this.lastValues = columns.map(() => undefined);
@@ -239,6 +199,25 @@ export class XlsxExportWriter {
       written += piece.length;
     }
     return written;
+  }
+
+  /**
+   * Appends sheet rows rendered from PostgreSQL's cells (xlsx-copy-reader.ts), numbered as this writer numbers
+   * its own: `breaks` are the indices of the pieces that begin a new sheet. Resolves once the sheet can take more.
+   */
+  async writeRows(pieces: Buffer[], breaks: number[] | undefined, signal: AbortSignal): Promise<void> {
+    let next = 0;
+    // Up to pieces.length: a break after the last piece still begins its sheet.
+    for (let i = 0; i <= pieces.length; i++) {
+      while (breaks !== undefined && breaks[next] === i) {
+        next += 1;
+        this.sheet!.commit();
+        this.startSheet();
+      }
+      if (i < pieces.length) this.sheetStream!.write(pieces[i]);
+    }
+    if (this.sheetStream!.writableNeedDrain) await once(this.sheetStream!, 'drain', { signal });
+    if (this.failure) throw this.failure;
   }
 
   /** Closes the sheet and the package; resolves when the last byte is written to the output. */

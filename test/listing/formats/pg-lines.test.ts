@@ -13,13 +13,14 @@ import { CellKind, JsonCopyReader } from '../../../src/listing/formats/json-copy
 import { ByteWriter } from '../../../src/listing/formats/bytes.ts';
 import { CSV_DEFAULTS, CsvEncoder, type CsvOptions } from '../../../src/listing/formats/csv.ts';
 import type { ExportFormat } from '../../../src/listing/formats/negotiate.ts';
-import { csvCell, jsonValue, numberInRange, pgCsvCell, pgCsvOptions, pgJsonCells } from '../../../src/listing/formats/pg-lines.ts';
+import { csvCell, jsonValue, numberInRange, pgCsvCell, pgCsvOptions, pgJsonCells, pgXlsxCells } from '../../../src/listing/formats/pg-lines.ts';
 import { streamExport } from '../../../src/listing/formats/stream.ts';
 import type { Shape } from '../../../src/listing/shape.ts';
 import { RESOURCES } from '../../../src/modules/registry.ts';
 import type { Resource } from '../../../src/resources/types.ts';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
 import { dialects } from '../../helpers/databases.ts';
+import { readXlsx } from './readers.ts';
 
 /** Every CSV variant PostgreSQL writes: each delimiter, with and without the formula guard, with a byte order mark. */
 const CSV_VARIANTS: CsvOptions[] = [
@@ -29,6 +30,9 @@ const CSV_VARIANTS: CsvOptions[] = [
   { ...CSV_DEFAULTS, delimiter: '\t' },
   { ...CSV_DEFAULTS, delimiter: '|', escapeFormulas: false },
 ];
+
+/** The parts of a workbook that its rows make (the sheet) or could change (styles, the sheets' names). */
+const XLSX_PARTS = ['xl/worksheets/sheet1.xml', 'xl/styles.xml', 'xl/workbook.xml', '[Content_Types].xml'];
 
 /** One CSV cell as the JavaScript encoder writes it. */
 function jsCell(type: 'string' | 'number', value: unknown, options: CsvOptions): string {
@@ -403,9 +407,18 @@ for (const dialect of (await dialects()).filter((d) => d === 'postgres')) {
           const cells = pgJsonCells(layout) !== undefined;
           assert.ok(copy.statement.endsWith(cells ? '(format binary)' : `(${PG_LINES_OPTIONS})`), `${def.collection}: NDJSON ${cells ? 'cells' : 'lines as text'}`);
         }
+        // Plain XLSX as cells that XlsxCopyReader makes sheet rows of.
+        if (format === 'xlsx') assert.equal(copy !== undefined, pgXlsxCells(layout) !== undefined);
         let counted = 0;
         const database = await bytesOf(await streamExport(conn, def, p, shape, { format, csv, onBatch: (n) => (counted += n) }));
         const javascript = await bytesOf(await streamExport(conn, def, p, shape, { format, csv, encodeInDatabase: false }));
+        if (format === 'xlsx') {
+          // The zip's entries carry the time they were written: the parts are compared, each byte of them.
+          const [a, b] = [readXlsx(database), readXlsx(javascript)];
+          for (const part of XLSX_PARTS) assert.equal(a.part(part), b.part(part), `${def.collection} ${part} ${JSON.stringify(shape)}`);
+          assert.equal(counted, a.rows.length - 1, 'rows counted as written');
+          return;
+        }
         assert.equal(database.toString('utf8'), javascript.toString('utf8'), `${def.collection} ${format} ${JSON.stringify(csv)} ${JSON.stringify(shape)}`);
         assert.ok(database.equals(javascript));
         const lines = javascript.toString('utf8').split(format === 'csv' ? '\r\n' : '\n').length - (format === 'csv' ? 2 : 1);
@@ -441,12 +454,14 @@ for (const dialect of (await dialects()).filter((d) => d === 'postgres')) {
         for (const [, request] of plans(def)) {
           const p = plan(def, request as never, t.ctx.hashKey);
           await sameBoth(def, p, undefined, 'ndjson', CSV_DEFAULTS);
+          await sameBoth(def, p, undefined, 'xlsx', CSV_DEFAULTS);
           for (const csv of CSV_VARIANTS) await sameBoth(def, p, undefined, 'csv', csv);
         }
         // A shape of some fields, and a keyset position carried by a cursor.
         const some = def.fields.filter((f) => f.name !== 'id').slice(0, 3).map((f) => f.name);
         await sameBoth(def, plan(def, { filters: {} }, t.ctx.hashKey), { fields: some }, 'ndjson', CSV_DEFAULTS);
         await sameBoth(def, plan(def, { filters: {} }, t.ctx.hashKey), { fields: some }, 'csv', CSV_DEFAULTS);
+        await sameBoth(def, plan(def, { filters: {} }, t.ctx.hashKey), { fields: some }, 'xlsx', CSV_DEFAULTS);
         // One column goes as whole lines (PostgreSQL's CSV writer would quote a lone `\.`), two or more as cells.
         await sameBoth(def, plan(def, { filters: {} }, t.ctx.hashKey), { fields: some.slice(0, 1) }, 'csv', CSV_DEFAULTS);
         const page = await t.get(`/api/v2/${def.collection}?limit=3&sort=-updatedAt`, (await t.credential([def.scope])).token);
@@ -462,10 +477,20 @@ for (const dialect of (await dialects()).filter((d) => d === 'postgres')) {
         await sameBoth(products, all, undefined, 'csv', CSV_DEFAULTS, false);
         // NDJSON's reader writes a number of any range as JavaScript does: PostgreSQL's still.
         await sameBoth(products, all, undefined, 'ndjson', CSV_DEFAULTS);
+        await sameBoth(products, all, undefined, 'xlsx', CSV_DEFAULTS);
         // Other rows of the collection still are PostgreSQL's to write.
         await sameBoth(products, plan(products, { filters: { ids: '1,2,3' } }, t.ctx.hashKey), undefined, 'csv', CSV_DEFAULTS);
         await t.admin('DELETE', `/admin/api/products/${(res.json() as { id: number }).id}`);
       }
+      // Date-times in other forms than the API's own (a store's data written by other means): PostgreSQL computes the
+      // serial date of the API's form only, the others are Date.parse's, or a text where it reads no date. The last
+      // of January and a moment after 1899-12-30 (a serial with an exponent) are PostgreSQL's to compute.
+      const stamps = ['2024-02-29T10:00:00.000Z', '2026-04-31T00:00:00.000Z', '2026-01-31T23:59:59.999Z', '2026-01-02T03:04:05Z', 'not a date', '1899-12-30T00:00:00.001Z', '0999-01-01T00:00:00.000Z', '2026-06-15T12:00:00.000+02:00', '2026-12-31T24:00:00.000Z', ''];
+      for (const [i, stamp] of stamps.entries()) await sql`update products set created_at = ${stamp} where id = ${i + 1}`.execute(t.database.store.db);
+      await sameBoth(products, plan(products, { filters: {} }, t.ctx.hashKey), undefined, 'xlsx', CSV_DEFAULTS);
+      const sheet = readXlsx((await t.get('/api/v2/products?format=xlsx&ids=1,2,5,6', (await t.credential(['products:read'])).token)).rawPayload);
+      const serial = (stamp: string) => 25569 + Date.parse(stamp) / 86_400_000;
+      assert.deepEqual(sheet.rows.slice(1).map((r) => r[14]), [serial(stamps[0]), serial(stamps[1]), 'not a date', serial(stamps[5])]);
     });
 
     it('writes a double by its shortest digits whatever extra_float_digits the session was given', async () => {
@@ -559,7 +584,7 @@ for (const dialect of (await dialects()).filter((d) => d === 'postgres')) {
       }
     });
 
-    it('leaves to JavaScript what it does not write: includes, a locale, XLSX', async () => {
+    it('leaves to JavaScript what it does not write: includes, a locale, XLSX of nested values', async () => {
       const conn = await openExportConnection(t.database.store, 'pg-lines test');
       try {
         const orders = RESOURCES.find((r) => r.collection === 'orders')!;
@@ -570,7 +595,8 @@ for (const dialect of (await dialects()).filter((d) => d === 'postgres')) {
         assert.equal(await copyPlan(conn, exportLayout(orders), plan(orders, { filters: {} }, t.ctx.hashKey), 'csv', { ...CSV_DEFAULTS, decimal: ',' }), undefined);
         assert.equal(await copyPlan(conn, exportLayout(products, plan(products, { filters: {}, shape: { include: ['brand'] } }, t.ctx.hashKey).shape), p, 'ndjson', CSV_DEFAULTS), undefined);
         assert.equal(await copyPlan(conn, exportLayout(products), p, 'csv', { ...CSV_DEFAULTS, decimal: ',', spreadsheet: true }), undefined);
-        assert.equal(await copyPlan(conn, exportLayout(products), p, 'xlsx', CSV_DEFAULTS), undefined);
+        assert.equal(await copyPlan(conn, exportLayout(products, plan(products, { filters: {}, shape: { include: ['brand'] } }, t.ctx.hashKey).shape), p, 'xlsx', CSV_DEFAULTS), undefined);
+        assert.equal(await copyPlan(conn, exportLayout(orders), plan(orders, { filters: {} }, t.ctx.hashKey), 'xlsx', CSV_DEFAULTS), undefined);
       } finally {
         await conn.close();
       }
