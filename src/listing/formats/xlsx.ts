@@ -4,6 +4,10 @@ import ExcelJS from 'exceljs';
 import { ByteWriter } from './bytes.ts';
 import type { CellType, ExportColumn } from './columns.ts';
 import { columnLetters, excelSerial, MAX_SHEET_ROWS, SHEET_PIECE_BYTES, textTail, XLSX_STYLES } from './xlsx-xml.ts';
+import { useNativeZipCrc } from './zip-crc.ts';
+
+// Loaded with ExcelJS, the first time a workbook is written (export.ts).
+useNativeZipCrc();
 
 const DATE_STYLE = { numFmt: 'yyyy-mm-dd hh:mm:ss' };
 const MONEY_STYLE = { numFmt: '#,##0.00' };
