@@ -449,6 +449,8 @@ for (const dialect of (await dialects()).filter((d) => d === 'postgres')) {
         ['newest first', { filters: {}, sort: '-updatedAt' }],
         ['filtered by text', { filters: def.collection === 'products' ? { q: "it's" } : { updatedSince: '2000-01-01T00:00:00Z' } }],
         ['ids', { filters: { ids: '1,3,5,7,40,41,42' }, sort: '-id' }],
+        // No row: the header alone (a workbook of one row, a CSV of its header line, an empty NDJSON).
+        ['none', { filters: { ids: '999999' } }],
       ];
       for (const def of RESOURCES.filter((r) => exportLayout(r).identity)) {
         for (const [, request] of plans(def)) {
