@@ -8,6 +8,7 @@ import { ByteWriter, Coalescer, PIECE_BYTES, type EncodedBatch } from './bytes.t
 import { CsvEncoder, type CsvOptions } from './csv.ts';
 import type { ExportFormat } from './negotiate.ts';
 import { lineEncoder } from './ndjson.ts';
+import { SHEET_PIECE_BYTES } from './xlsx-xml.ts';
 
 /** Where records go: NDJSON or CSV text or an XLSX workbook, all written into the output stream with backpressure. */
 interface Sink {
@@ -104,23 +105,26 @@ function textSink(out: PassThrough, head: string, encode: (records: ExportRecord
 }
 
 /**
- * What an export's text is written into: pieces of PIECE_BYTES for a response; for a compressor, pieces of
- * COMPRESSED_PIECE_BYTES cut from buffers of four, which Coalescer joins without a copy (bytes.ts), and which the
- * compressor gives back once it has read them (buffer-recycler.ts: `givingBack` around a snapshot's gzip and a
- * response's compressor).
+ * What the bytes an export encodes (or the database encodes for it) are written into: pieces of PIECE_BYTES for a
+ * response; for a compressor, pieces of COMPRESSED_PIECE_BYTES cut from buffers of four, which Coalescer joins
+ * without a copy (bytes.ts), and which the compressor gives back once it has read them (buffer-recycler.ts:
+ * `givingBack` around a snapshot's gzip and a response's compressor); a sheet's rows (XLSX), pieces of
+ * SHEET_PIECE_BYTES for the zip's deflate, as XlsxExportWriter's own.
  */
-export const exportBytes = (compressed: boolean | undefined): ByteWriter =>
-  compressed ? new ByteWriter(COMPRESSED_PIECE_BYTES, 4 * COMPRESSED_PIECE_BYTES, new BufferRecycler()) : new ByteWriter();
+export function exportBytes(format: ExportFormat, compressed: boolean | undefined): ByteWriter {
+  if (format === 'xlsx') return new ByteWriter(SHEET_PIECE_BYTES);
+  return compressed ? new ByteWriter(COMPRESSED_PIECE_BYTES, 4 * COMPRESSED_PIECE_BYTES, new BufferRecycler()) : new ByteWriter();
+}
 
 function csvSink(out: PassThrough, layout: ExportLayout, options: CsvOptions, compressed: boolean): Sink {
   const encoder = new CsvEncoder(layout.columns, options);
-  const bytes = exportBytes(compressed);
+  const bytes = exportBytes('csv', compressed);
   return textSink(out, encoder.head(), (records) => encoder.rows(flatten(layout, records), bytes), compressed);
 }
 
 /** One JSON object per line, exactly the item of the JSON answer (nested values as objects, not flattened; see lineEncoder). */
 function ndjsonSink(out: PassThrough, layout: ExportLayout, compressed: boolean): Sink {
-  const bytes = exportBytes(compressed);
+  const bytes = exportBytes('ndjson', compressed);
   const line = lineEncoder(layout);
   return textSink(
     out,

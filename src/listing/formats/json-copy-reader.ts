@@ -42,7 +42,6 @@ export type CellKind = (typeof CellKind)[keyof typeof CellKind];
  * builds an order's): a JSON text per row costs PostgreSQL more than twice what its CSV costs, and an export
  * waited for the database; the cells cost it what a CSV does, and this loop costs Node less (about 0.35 µs a row)
  * than it saves there. Over HTTP, exports of 20 000 products ran about 1.4× as often (docs/benchmarks.md, "Exports").
-
  */
 export class JsonCopyReader extends CellCopyReader {
   private readonly first: Uint8Array[];

@@ -1,5 +1,4 @@
 import type { ListPlan } from '../engine.ts';
-import { ByteWriter } from './bytes.ts';
 import type { ExportLayout } from './columns.ts';
 import type { ExportConnection } from './connection.ts';
 import { copyPlan } from './copy-source.ts';
@@ -9,7 +8,6 @@ import type { ExportFormat } from './negotiate.ts';
 import { csvLines, LineSource, ndjsonLines, type SqliteLines } from './line-source.ts';
 import { BatchSource } from './source.ts';
 import { sqliteCsvCells, sqliteLine } from './sqlite-lines.ts';
-import { SHEET_PIECE_BYTES } from './xlsx-xml.ts';
 
 /** What the first batch of an encoded export waits for: one piece, so that a bad query fails before the response starts. */
 const FIRST_BYTES = 1 << 16;
@@ -24,14 +22,12 @@ const FIRST_BYTES = 1 << 16;
 export async function openExportRows(conn: ExportConnection, layout: ExportLayout, plan: ListPlan, format: ExportFormat, csv: CsvOptions, encodeInDatabase = true, compressed = false): Promise<ExportRows> {
   const copy = encodeInDatabase ? await copyPlan(conn, layout, plan, format, csv) : undefined;
   if (copy !== undefined) {
-    // A sheet's rows go to the zip's deflate in pieces of SHEET_PIECE_BYTES (xlsx-xml.ts), as XlsxExportWriter's own.
-    const bytes = format === 'xlsx' ? new ByteWriter(SHEET_PIECE_BYTES) : exportBytes(compressed);
-    const source = conn.copyOut!(copy.statement, copy.reader(), bytes);
+    const source = conn.copyOut!(copy.statement, copy.reader(), exportBytes(format, compressed));
     return { kind: 'encoded', first: await source.next(FIRST_BYTES), next: (bytes) => source.next(bytes) };
   }
   const lines = encodeInDatabase && conn.dialect === 'sqlite' ? sqliteLines(layout, format, csv) : undefined;
   if (lines) {
-    const source = new LineSource(conn, layout, plan, lines, exportBytes(compressed));
+    const source = new LineSource(conn, layout, plan, lines, exportBytes(format, compressed));
     return { kind: 'encoded', first: await source.next(FIRST_BYTES), next: (bytes) => source.next(bytes) };
   }
   const source = new BatchSource(conn, layout, plan);
