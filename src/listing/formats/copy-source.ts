@@ -10,7 +10,8 @@ import type { ExportFormat } from './negotiate.ts';
 import { JsonCopyReader } from './json-copy-reader.ts';
 import { numbersInRange, pgCsvCells, pgCsvOptions, pgJsonCells, pgLine, pgXlsxCells } from './pg-lines.ts';
 import { XlsxCopyReader } from './xlsx-copy-reader.ts';
-import { pgNestedLine } from './pg-nested-lines.ts';
+import { pgNestedLine, pgNestedXlsxCells } from './pg-nested-lines.ts';
+import { MAX_SHEET_ROWS } from './xlsx-xml.ts';
 
 /**
  * A compiled query with its parameters written into it as literals: `COPY (query)` takes no parameters. Values
@@ -53,13 +54,13 @@ export const PG_LINES_OPTIONS = `format csv, quote E'\\x01', delimiter E'\\x02'`
  * The `COPY` of an export whose text PostgreSQL writes, or undefined when it is JavaScript's to write: CSV
  * through PostgreSQL's own CSV writer where it writes the export's bytes (pgCsvCells); NDJSON of a plain layout as
  * a cell per field in the binary format, made lines of by JsonCopyReader (pgJsonCells), and XLSX the same way, made
- * sheet rows of by XlsxCopyReader (pgXlsxCells); otherwise each row's
+ * sheet rows of by XlsxCopyReader (pgXlsxCells, and pgNestedXlsxCells for orders); otherwise each row's
  * whole line (pgLine, or pgNestedLine for nested arrays and JSON text): NDJSON as text (PG_LINES_OPTIONS), the
  * CSV line of a single column, and an item's CSV lines, in the binary format.
  */
 export async function copyPlan(conn: ExportConnection, layout: ExportLayout, plan: ListPlan, format: ExportFormat, csv: CsvOptions): Promise<CopyPlan | undefined> {
   if (!conn.copyOut) return undefined;
-  const xlsx = format === 'xlsx' ? pgXlsxCells(layout) : undefined;
+  const xlsx = format === 'xlsx' ? (pgXlsxCells(layout) ?? pgNestedXlsxCells(layout)) : undefined;
   if (format === 'xlsx' && !xlsx) return undefined;
   const cells = format === 'csv' ? pgCsvCells(layout, csv) : undefined;
   const json = format === 'ndjson' ? pgJsonCells(layout) : undefined;
@@ -70,8 +71,9 @@ export async function copyPlan(conn: ExportConnection, layout: ExportLayout, pla
   const shaped = { ...plan, shape: layout.shape };
   // A number PostgreSQL would write otherwise than JavaScript (a weight of 1e21): the rows are JavaScript's to
   // write. Checked over the export's own rows (and their nested elements), on its snapshot; one pass over an
-  // index or the table. Not for JsonCopyReader's cells: the reader writes a number of any range as JavaScript does.
-  const inRange = nested ? nested.inRange : json || xlsx ? undefined : numbersInRange(layout);
+  // index or the table. Not for the cells of JsonCopyReader and XlsxCopyReader: they write a number of any range as
+  // JavaScript does (an XLSX export's objects must still be JSON that PostgreSQL reads as JavaScript does).
+  const inRange = nested ? nested.inRange : xlsx ? xlsx.inRange : json ? undefined : numbersInRange(layout);
   if (inRange) {
     const outside = (await filteredQuery(conn.db, shaped)).select(sql<number>`1`.as('one')).where(sql<boolean>`not ${inRange}`).limit(1);
     if ((await conn.arrays(outside.compile())).length > 0) return undefined;
@@ -88,13 +90,14 @@ export async function copyPlan(conn: ExportConnection, layout: ExportLayout, pla
   await conn.arrays(sql`select set_config('enable_sort', 'off', true), set_config('jit', 'off', true), set_config('extra_float_digits', '1', true)`.compile(conn.db));
   const query = await orderedQuery(conn.db, shaped, (q) => {
     const each = cells ?? json?.cells ?? xlsx?.cells;
-    return each ? q.select(each.map((cell, i) => cell.as(`c${i}`))) : q.select(line!.as('line'));
+    const selected = each ? q.select(each.map((cell, i) => cell.as(`c${i}`))) : q.select(line!.as('line'));
+    return xlsx?.lateral ? selected.leftJoinLateral(xlsx.lateral.as('x'), (join) => join.onTrue()) : selected;
   });
   const text = inlineParameters(query.compile());
   if (text === undefined) return undefined;
   if (cells) return { statement: `copy (${text}) to stdout (${pgCsvOptions(csv)})`, reader: () => new CsvCopyReader() };
   if (json) return { statement: `copy (${text}) to stdout (format binary)`, reader: () => new JsonCopyReader(json.names, json.kinds) };
-  if (xlsx) return { statement: `copy (${text}) to stdout (format binary)`, reader: () => new XlsxCopyReader(xlsx.kinds) };
+  if (xlsx) return { statement: `copy (${text}) to stdout (format binary)`, reader: () => new XlsxCopyReader(xlsx.kinds, MAX_SHEET_ROWS, xlsx.itemKinds) };
   if (format === 'ndjson') return { statement: `copy (${text}) to stdout (${PG_LINES_OPTIONS})`, reader: () => new LineCopyReader() };
   // Binary: each row comes as its length and its bytes, exactly the line (or an order's lines); as text, its
   // CR LF would be quoted.

@@ -142,15 +142,44 @@ export function pgJsonCells(layout: ExportLayout): JsonCells | undefined {
   return { names, cells, kinds };
 }
 
-/** The cells of an XLSX export for XlsxCopyReader: each shown field's cell, and how the reader takes it. */
+/**
+ * The cells of an XLSX export for XlsxCopyReader: a cell per column, and how the reader takes each; for a layout
+ * with an exploded nested array (orders' items, pg-nested-lines.ts), a last cell of its elements' cells
+ * (`itemKinds`), which the reader makes a row each of; the condition its rows must meet (`inRange`), and a
+ * lateral subquery the cells read from (`lateral`, as `x`).
+ */
 export interface XlsxCells {
   cells: Expr[];
   kinds: XlsxKind[];
+  itemKinds?: XlsxKind[];
+  inRange?: Expr;
+  lateral?: Expr;
+}
+
+/** A value's XLSX cell for XlsxCopyReader, and how the reader takes it; undefined for a type it leaves to JavaScript. */
+export function xlsxCell(type: CellType | undefined, value: Expr): { cell: Expr; kind: XlsxKind } | undefined {
+  switch (type) {
+    case 'integer':
+      return { cell: sql<string>`${value}::int8`, kind: XlsxKind.Int8 };
+    case 'number':
+    case 'money':
+      // numeric(14, 2) as float8 is Number() of its text: both the nearest double.
+      return { cell: sql<string>`${value}::float8::text`, kind: type === 'money' ? XlsxKind.Money : XlsxKind.Number };
+    case 'datetime':
+    case 'string':
+      // A date-time as its text, which the reader makes a serial date of. Computed by PostgreSQL instead (guarded
+      // by a regular expression of the API's form, since its cast fails on anything else), the serial dates doubled
+      // the time of the products' COPY through psql (0.47 s → 1.0 s).
+      return { cell: sql<string>`${value}::text`, kind: type === 'datetime' ? XlsxKind.Date : XlsxKind.Text };
+    default:
+      return undefined;
+  }
 }
 
 /**
  * An XLSX export's cells as XlsxCopyReader reads them in the binary format (null for null, which is no cell), or
- * undefined where the layout is not a plain one (a column per shown field, each of a type covered here).
+ * undefined where the layout is not a plain one (a column per shown field, each of a type covered here): nested
+ * layouts are pg-nested-lines.ts's.
  */
 export function pgXlsxCells(layout: ExportLayout): XlsxCells | undefined {
   if (!layout.identity) return undefined;
@@ -159,29 +188,10 @@ export function pgXlsxCells(layout: ExportLayout): XlsxCells | undefined {
   const cells: Expr[] = [];
   const kinds: XlsxKind[] = [];
   for (const f of shown) {
-    const value = sql.ref(f.column) as unknown as Expr;
-    switch (cellTypeOf(f)) {
-      case 'integer':
-        cells.push(sql<string>`${value}::int8`);
-        kinds.push(XlsxKind.Int8);
-        break;
-      case 'number':
-      case 'money':
-        // numeric(14, 2) as float8 is Number() of its text: both the nearest double.
-        cells.push(sql<string>`${value}::float8::text`);
-        kinds.push(cellTypeOf(f) === 'money' ? XlsxKind.Money : XlsxKind.Number);
-        break;
-      case 'datetime':
-      case 'string':
-        // A date-time as its text, which the reader makes a serial date of. Computed by PostgreSQL instead (guarded
-        // by a regular expression of the API's form, since its cast fails on anything else), the serial dates doubled
-        // the time of the products' COPY through psql (0.47 s → 1.0 s).
-        cells.push(sql<string>`${value}::text`);
-        kinds.push(cellTypeOf(f) === 'datetime' ? XlsxKind.Date : XlsxKind.Text);
-        break;
-      default:
-        return undefined;
-    }
+    const cell = xlsxCell(cellTypeOf(f), sql.ref(f.column) as unknown as Expr);
+    if (!cell) return undefined;
+    cells.push(cell.cell);
+    kinds.push(cell.kind);
   }
   return { cells, kinds };
 }

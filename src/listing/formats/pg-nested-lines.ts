@@ -4,7 +4,8 @@ import { schemaCellType, type ExportLayout } from './columns.ts';
 import type { CsvOptions } from './csv.ts';
 import { cellTypeOf, literal } from './line-cells.ts';
 import { lineEncoderNames, misplaced } from './ndjson.ts';
-import { csvCell, delimiterLiteral, joined, jsonValue, numberInRange } from './pg-lines.ts';
+import { csvCell, delimiterLiteral, joined, jsonValue, numberInRange, xlsxCell, type XlsxCells } from './pg-lines.ts';
+import { XlsxKind } from './xlsx-copy-reader.ts';
 
 /*
  * PostgreSQL's lines (pg-lines.ts) for layouts with nested arrays stored in tables (`nestedTables`: orders'
@@ -20,8 +21,11 @@ import { csvCell, delimiterLiteral, joined, jsonValue, numberInRange } from './p
  *   (an item without elements keeps its one line, its element's cells empty), the item's own cells written once
  *   and repeated on each; an object's keys read from its text parsed once (`::jsonb`), where every value can be
  *   read as text (`parsable`).
- * Covered: shown fields that pg-lines.ts covers or that are JSON text (CSV: objects whose spread keys are text),
- * nested arrays with a table whose element values it covers, no includes. Anything else stays with JavaScript.
+ * - XLSX: the item's own cells, an object's keys read as CSV's are (from a lateral subquery, `x`), and one cell of
+ *   all its elements' cells in the binary format's framing (`pgNestedXlsxCells`), which XlsxCopyReader makes a row
+ *   each of, the item's own cells repeated on each.
+ * Covered: shown fields that pg-lines.ts covers or that are JSON text (CSV and XLSX: objects whose spread keys are
+ * text), nested arrays with a table whose element values it covers, no includes. Anything else stays with JavaScript.
  * Measured on 100 000 orders with 249 518 items: see docs/benchmarks.md ("Exports"). pg-lines.test.ts holds
  * every export to the JavaScript path.
  */
@@ -174,4 +178,74 @@ export function pgNestedLine(layout: ExportLayout, format: 'csv' | 'ndjson', opt
   if (layout.identity || layout.includeKeys.length > 0 || options.spreadsheet || options.decimal === ',') return undefined;
   if (!layout.shape.shown.some(isJsonText) && layout.nestedKeys.length === 0) return undefined;
   return format === 'csv' ? csvLines(layout, options) : ndjsonLine(layout);
+}
+
+/** The binary format's null field, and the length of an int8's. */
+const NULL_FIELD = sql.raw<string>(`decode('ffffffff', 'hex')`);
+const INT8_LENGTH = sql.raw<string>(`decode('00000008', 'hex')`);
+
+/** One field of an element in the binary format's framing (its 32-bit length, then its bytes), as XlsxCopyReader reads a row's. */
+function elementField(cell: { cell: Expr; kind: XlsxKind }): Expr {
+  if (cell.kind === XlsxKind.Int8) return sql<string>`coalesce(${INT8_LENGTH} || int8send(${cell.cell}), ${NULL_FIELD})`;
+  const bytes = sql<string>`convert_to(${cell.cell}, 'UTF8')`;
+  return sql<string>`coalesce(int4send(octet_length(${bytes})) || ${bytes}, ${NULL_FIELD})`;
+}
+
+/**
+ * The cells of an XLSX export of a layout with an exploded nested array or objects spread into columns (orders),
+ * for XlsxCopyReader, or undefined where it is JavaScript's to write (a plain layout is pgXlsxCells'; includes, a
+ * nested value not exploded, a value of a type not covered). The exploded array's elements come as one last cell,
+ * each element's fields in turn in the binary format's framing (`string_agg` of bytea in the table's order; null
+ * for an item without elements, which keeps its one row); the objects' keys as text read from their JSON, each
+ * parsed once in a lateral subquery. Numbers need no range check (the reader writes any as JavaScript does); the
+ * JSON texts must be `parsable`.
+ */
+export function pgNestedXlsxCells(layout: ExportLayout): XlsxCells | undefined {
+  if (layout.identity || layout.includeKeys.length > 0) return undefined;
+  const { shown } = layout.shape;
+  const exploded = layout.explodeSlot === undefined ? undefined : layout.nestedKeys[layout.explodeSlot - layout.selected.length];
+  // A nested value other than the exploded array is a JSON cell: JavaScript's.
+  if (layout.nestedKeys.some((k) => k !== exploded)) return undefined;
+  const table = exploded === undefined ? undefined : layout.def.nestedTables?.[exploded];
+  if (exploded !== undefined && !table) return undefined;
+  const cells: Expr[] = [];
+  const kinds: XlsxKind[] = [];
+  const fields: Expr[] = [];
+  const itemKinds: XlsxKind[] = [];
+  const ranges: Expr[] = [];
+  /** The JSON-text fields spread into columns, by slot: each parsed once (`x.j<slot>`). */
+  const parsed = new Map<number, Field>();
+  for (const c of layout.columns) {
+    if (c.fromItem) {
+      const cell = table && xlsxCell(c.type, ref(`n.${table.columns[c.key!]}`));
+      if (!cell) return undefined;
+      fields.push(elementField(cell));
+      itemKinds.push(cell.kind);
+      continue;
+    }
+    const f = shown[c.slot];
+    if (!f) return undefined;
+    if (c.key === undefined) {
+      const cell = xlsxCell(cellTypeOf(f), ref(f.column));
+      if (!cell) return undefined;
+      cells.push(cell.cell);
+      kinds.push(cell.kind);
+    } else if (isJsonText(f) && c.type === 'string') {
+      if (!parsed.has(c.slot)) ranges.push(parsable(ref(f.column)));
+      parsed.set(c.slot, f);
+      cells.push(sql<string>`(${ref(`x.j${c.slot}`)} ->> ${literal(c.key)})`);
+      kinds.push(XlsxKind.Text);
+    } else return undefined;
+  }
+  if (table) {
+    cells.push(sql<string>`(select string_agg(${joined(fields)}, ''::bytea order by ${ref(`n.${table.order}`)}) from ${sql.table(table.table)} as n where ${ref(`n.${table.parent}`)} = ${ref('t.id')})`);
+  }
+  const casts = [...parsed].map(([slot, f]) => sql<string>`${ref(f.column)}::jsonb as ${sql.raw(`j${slot}`)}`);
+  return {
+    cells,
+    kinds,
+    ...(table ? { itemKinds } : {}),
+    ...(ranges.length ? { inRange: allOf(ranges) } : {}),
+    ...(casts.length ? { lateral: sql<string>`(select ${sql.join(casts)})` } : {}),
+  };
 }

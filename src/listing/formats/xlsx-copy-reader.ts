@@ -51,15 +51,21 @@ const TEXT_MOST = 5;
  *
  * Why: XlsxExportWriter's rows cost Node about 0.8 s of main thread per 100 000 products, a third of it in
  * node-pg's parsing of the rows into values, a third in the cells' strings and their encoding into bytes
- * (docs/benchmarks.md, "Exports"); the XLSX of products took 3.9 times the time of the API's own CSV.
+ * (docs/benchmarks.md, "Exports"); the XLSX of products took 3.9 times the time of the API's own CSV. Orders'
+ * items come in one cell per order (pg-nested-lines.ts, `pgNestedXlsxCells`), a sheet row each.
  */
 export class XlsxCopyReader extends CellCopyReader {
+  /** `<c r="` and its column's letters, for the row's own cells, then for an element's. */
   private readonly opens: Buffer[];
+  private readonly itemOpens: Buffer[];
   private readonly fixed: number;
   private rowInSheet = 1;
   private breaks: number[] = [];
-  /** The current row's number as ASCII digits. */
+  /** The current row's number as ASCII digits, and how many. */
   private readonly num = Buffer.alloc(16);
+  private numLength = 0;
+  /** Where the cells last written (`cells`) ended in their source. */
+  private read = 0;
   /**
    * The last date-time in the API's form, and its cell after the row number: a row's `updatedAt` is often its
    * `createdAt`, and `String` of a serial date costs about 0.25 µs.
@@ -68,13 +74,20 @@ export class XlsxCopyReader extends CellCopyReader {
   private readonly lastDateCell = Buffer.alloc(64);
   private lastDateCellLength = 0;
 
+  /**
+   * `kinds`: the row's cells. `itemKinds`: those of the elements of an exploded nested array (orders' items), which
+   * come in one last cell, each element's fields in turn framed as a row's are: each element is a sheet row of the
+   * row's own cells and its own, and a row without elements (a null or empty cell) is one row of its own cells.
+   */
   constructor(
     private readonly kinds: XlsxKind[],
     private readonly sheetRows = MAX_SHEET_ROWS,
+    private readonly itemKinds?: XlsxKind[],
   ) {
-    super(kinds.length);
+    super(kinds.length + (itemKinds ? 1 : 0));
     this.opens = kinds.map((_k, i) => ascii(`<c r="${columnLetters(i)}`));
-    this.fixed = ROW_OPEN.length + this.num.length + ROW_TAIL.length + ROW_CLOSE.length + this.opens.reduce((sum, b) => sum + b.length + this.num.length + CELL_MOST, 0);
+    this.itemOpens = (itemKinds ?? []).map((_k, i) => ascii(`<c r="${columnLetters(kinds.length + i)}`));
+    this.fixed = ROW_OPEN.length + this.num.length + ROW_TAIL.length + ROW_CLOSE.length + [...this.opens, ...this.itemOpens].reduce((sum, b) => sum + b.length + this.num.length + CELL_MOST, 0);
   }
 
   takeBreaks(): number[] | undefined {
@@ -85,30 +98,73 @@ export class XlsxCopyReader extends CellCopyReader {
   }
 
   protected row(src: Buffer, at: number, end: number, out: ByteWriter): void {
+    if (!this.itemKinds) {
+      this.sheetRow(src, at, end, end, end, out);
+      return;
+    }
+    // The row's own cells, then its elements' cell.
+    let own = at;
+    for (let i = 0; i < this.kinds.length; i++) {
+      const length = fieldLength(src, own, end);
+      own += 4 + (length > 0 ? length : 0);
+    }
+    const length = fieldLength(src, own, end);
+    const first = own + 4;
+    const stop = first + (length > 0 ? length : 0);
+    if (stop !== end) throw new Error('a COPY row longer than its fields');
+    if (first === stop) {
+      this.sheetRow(src, at, own, first, first, out);
+      return;
+    }
+    for (let element = first; element < stop; ) {
+      // The element's fields end where the next one's begin.
+      let next = element;
+      for (let i = 0; i < this.itemKinds.length; i++) {
+        const n = fieldLength(src, next, stop);
+        next += 4 + (n > 0 ? n : 0);
+      }
+      this.sheetRow(src, at, own, element, next, out);
+      element = next;
+    }
+  }
+
+  /**
+   * Writes one sheet row: the row's own cells, whose fields lie from `at` (up to `end`), and an element's, from
+   * `elementAt` up to `elementEnd` (none when they are equal).
+   */
+  private sheetRow(src: Buffer, at: number, end: number, elementAt: number, elementEnd: number, out: ByteWriter): void {
     if (this.rowInSheet === this.sheetRows) {
       this.breaks.push(out.cut());
       this.rowInSheet = 1;
     }
     this.rowInSheet += 1;
     const num = this.num;
-    const numLength = writeDigits(this.rowInSheet, num, 0);
+    const numLength = (this.numLength = writeDigits(this.rowInSheet, num, 0));
     // Every byte of every field as a text escaped at its longest; a long row is counted instead.
-    let room = this.fixed + (end - at) * TEXT_MOST;
-    if (room > 1 << 16) room = this.size(src, at, end);
+    let room = this.fixed + (end - at + elementEnd - elementAt) * TEXT_MOST;
+    if (room > 1 << 16) room = this.fixed + this.size(this.kinds, src, at, end) + this.size(this.itemKinds ?? [], src, elementAt, elementEnd);
     const dst = out.room(room);
     let o = put(ROW_OPEN, dst, out.position);
     for (let k = 0; k < numLength; k++) dst[o++] = num[k];
     o = put(ROW_TAIL, dst, o);
-    const n = this.kinds.length;
-    for (let i = 0; i < n; i++) {
+    o = this.cells(this.kinds, this.opens, src, at, end, dst, o);
+    if (this.read !== end) throw new Error('a COPY row longer than its fields');
+    if (elementAt !== elementEnd) o = this.cells(this.itemKinds!, this.itemOpens, src, elementAt, elementEnd, dst, o);
+    out.advance(put(ROW_CLOSE, dst, o));
+  }
+
+  /** Writes the cells of `kinds` whose fields lie from `at` (up to `end`) into `dst` at `o`; `read` is where they ended. */
+  private cells(kinds: XlsxKind[], opens: Buffer[], src: Buffer, at: number, end: number, dst: Buffer, o: number): number {
+    const { num, numLength } = this;
+    for (let i = 0; i < kinds.length; i++) {
       const length = fieldLength(src, at, end);
       at += 4;
       // A null is no cell at all, as XlsxExportWriter leaves it.
       if (length < 0) continue;
       const stop = at + length;
-      o = put(this.opens[i], dst, o);
+      o = put(opens[i], dst, o);
       for (let k = 0; k < numLength; k++) dst[o++] = num[k];
-      const kind = this.kinds[i];
+      const kind = kinds[i];
       if (kind === XlsxKind.Text) o = writeText(src, at, stop, dst, o);
       else if (kind === XlsxKind.Int8) {
         if (length !== 8) throw new Error(`a COPY integer of ${length} bytes, expected 8`);
@@ -118,8 +174,8 @@ export class XlsxCopyReader extends CellCopyReader {
       else o = writeFloat8(kind, src, at, stop, dst, o);
       at = stop;
     }
-    if (at !== end) throw new Error('a COPY row longer than its fields');
-    out.advance(put(ROW_CLOSE, dst, o));
+    this.read = at;
+    return o;
   }
 
   /** A date-time's cell after its row number (its text `src[at, stop)`), as XlsxExportWriter writes it. */
@@ -144,10 +200,10 @@ export class XlsxCopyReader extends CellCopyReader {
     return end;
   }
 
-  /** The most bytes the row whose fields start at `at` comes to: its texts' bytes escaped at their longest. */
-  private size(src: Buffer, at: number, end: number): number {
-    let size = this.fixed;
-    for (let i = 0; i < this.kinds.length && at + 4 <= end; i++) {
+  /** The most bytes the values of the cells of `kinds` whose fields start at `at` come to: their texts' bytes escaped at their longest. */
+  private size(kinds: XlsxKind[], src: Buffer, at: number, end: number): number {
+    let size = 0;
+    for (let i = 0; i < kinds.length && at + 4 <= end; i++) {
       const length = src.readInt32BE(at);
       at += 4;
       if (length < 0) continue;

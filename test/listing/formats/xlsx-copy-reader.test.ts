@@ -54,11 +54,11 @@ function read(reader: XlsxCopyReader, messages: Buffer[], split = 0): EncodedBat
 }
 
 /** The workbook a writer makes: of JavaScript rows (`write`), or of a reader's sheet rows (`writeRows`). */
-async function workbook(fill: (writer: XlsxExportWriter) => Promise<void>): Promise<Buffer> {
+async function workbook(fill: (writer: XlsxExportWriter) => Promise<void>, columns = COLUMNS): Promise<Buffer> {
   const out = new PassThrough();
   const chunks: Buffer[] = [];
   out.on('data', (c: Buffer) => chunks.push(c));
-  const writer = new XlsxExportWriter(out, 'cells', COLUMNS);
+  const writer = new XlsxExportWriter(out, 'cells', columns);
   await fill(writer);
   await writer.finish();
   return Buffer.concat(chunks);
@@ -151,5 +151,87 @@ describe('XlsxCopyReader', () => {
     assert.throws(() => feed(Buffer.concat([HEADER, Buffer.from([0, 1]), Buffer.from([0, 0, 0, 4, 0, 0, 0, 7])])), /integer of 4 bytes, expected 8/);
     assert.throws(() => feed(Buffer.concat([HEADER, Buffer.from([0, 1]), cell(7n), Buffer.from([1])])), /longer than its fields/);
     assert.throws(() => feed(Buffer.concat([HEADER, Buffer.from([0, 1]), Buffer.from([0, 0, 0, 8, 0])])), /cut short/);
+  });
+
+  describe('with the elements of a nested array (orders\' items)', () => {
+    // An order's own cells (id, a text, an amount), then its items' (product id, name, total), as columns.ts lays them out.
+    const ORDER_COLUMNS: ExportColumn[] = [
+      { name: 'id', type: 'integer', slot: 0 },
+      { name: 'billingAddress.city', type: 'string', slot: 1, key: 'city' },
+      { name: 'total', type: 'money', slot: 2 },
+      { name: 'items.productId', type: 'integer', slot: 3, key: 'productId', fromItem: true },
+      { name: 'items.name', type: 'string', slot: 3, key: 'name', fromItem: true },
+      { name: 'items.total', type: 'money', slot: 3, key: 'total', fromItem: true },
+    ];
+    const OWN = [XlsxKind.Int8, XlsxKind.Text, XlsxKind.Money];
+    const ITEM = [XlsxKind.Int8, XlsxKind.Text, XlsxKind.Money];
+    type Item = [bigint | null, string, string];
+    type Order = [bigint, string | null, string, Item[] | null];
+
+    /** An order's message as pgNestedXlsxCells has PostgreSQL send it: its items' fields framed in one last cell (null for none). */
+    function orderMessage([id, city, total, items]: Order): Buffer {
+      const elements = items === null ? null : Buffer.concat(items.map(([product, name, itemTotal]) => Buffer.concat([cell(product), cell(name), cell(pgDouble(Number(itemTotal)))])));
+      const last = Buffer.alloc(4);
+      last.writeInt32BE(elements === null ? -1 : elements.length);
+      return Buffer.concat([Buffer.from([0, 4]), cell(id), cell(city), cell(pgDouble(Number(total))), last, ...(elements ? [elements] : [])]);
+    }
+
+    /** The rows XlsxExportWriter is given for these orders (columns.ts's `flatten`): a row per item, one for an order without. */
+    const flattened = (orders: Order[]): unknown[][] =>
+      orders.flatMap(([id, city, total, items]) =>
+        items === null || items.length === 0 ? [[Number(id), city, total, null, null, null]] : items.map(([product, name, itemTotal]) => [Number(id), city, total, product === null ? null : Number(product), name, itemTotal]));
+
+    const order = fc.tuple(
+      fc.bigInt({ min: 1n, max: 2n ** 40n }),
+      fc.option(fc.constantFrom('Praha', 'Brno & <Ostrava>', ' Plzeň', 'žluťoučký 😀', '')),
+      fc.stringMatching(/^[0-9]{1,6}\.[0-9]{2}$/),
+      fc.option(fc.array(fc.tuple(fc.option(fc.bigInt({ min: 1n, max: 99999n })), fc.constantFrom('Drill', 'a & b', 'x\ty', '“quoted”', ''), fc.stringMatching(/^-?[0-9]{1,5}\.[0-9]{2}$/)), { maxLength: 5 })),
+    );
+
+    it('writes a row for each item, the order\'s own cells on each, and one for an order without items: the rows XlsxExportWriter renders', async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(order, { minLength: 1, maxLength: 6 }), fc.nat({ max: 80 }), async (orders, split) => {
+          const messages = orders.map((o) => orderMessage(o as Order));
+          messages[0] = Buffer.concat([HEADER, messages[0]]);
+          messages.push(TRAILER);
+          const reader = new XlsxCopyReader(OWN, undefined, ITEM);
+          const batch = read(reader, messages, split);
+          // Rows counted are the orders read; the sheet holds a row per item.
+          assert.equal(batch.rows, orders.length);
+          const fromBytes = readXlsx(await workbook((w) => w.writeRows(batch.pieces, batch.breaks, signal), ORDER_COLUMNS));
+          const fromValues = readXlsx(await workbook(async (w) => void (await w.write(flattened(orders as Order[]), signal)), ORDER_COLUMNS));
+          assert.equal(fromBytes.part('xl/worksheets/sheet1.xml'), fromValues.part('xl/worksheets/sheet1.xml'));
+          assert.equal(fromBytes.rows.length, 1 + flattened(orders as Order[]).length);
+        }),
+        { numRuns: 200 },
+      );
+    });
+
+    it('begins a new sheet between two items of one order', async () => {
+      const orders: Order[] = [
+        [1n, 'A', '1.00', [[7n, 'i1', '0.50'], [8n, 'i2', '0.50'], [null, 'i3', '0.00']]],
+        [2n, 'B', '2.00', null],
+        [3n, null, '3.00', [[9n, 'i4', '3.00']]],
+      ];
+      const messages = orders.map(orderMessage);
+      messages[0] = Buffer.concat([HEADER, messages[0]]);
+      messages.push(TRAILER);
+      const batch = read(new XlsxCopyReader(OWN, 3, ITEM), messages);
+      assert.deepEqual(batch.breaks?.length, 2);
+      const book = XLSX.read(await workbook((w) => w.writeRows(batch.pieces, batch.breaks, signal), ORDER_COLUMNS), { type: 'buffer' });
+      const sheets = book.SheetNames.map((n) => XLSX.utils.sheet_to_json<unknown[]>(book.Sheets[n], { header: 1, raw: true }).slice(1).map((r) => [r[0], r[4]]));
+      assert.deepEqual(sheets, [[[1, 'i1'], [1, 'i2']], [[1, 'i3'], [2, undefined]], [[3, 'i4']]]);
+    });
+
+    it('refuses items that are not the layout\'s: a field past the items\' cell, a row longer than its fields', () => {
+      const feed = (m: Buffer) => new XlsxCopyReader([XlsxKind.Int8], undefined, [XlsxKind.Int8, XlsxKind.Text]).data(m, 0, m.length, true, new ByteWriter());
+      // An element of one field where two are declared: its second runs past the cell.
+      const short = Buffer.concat([cell(5n)]);
+      const length = Buffer.alloc(4);
+      length.writeInt32BE(short.length);
+      assert.throws(() => feed(Buffer.concat([HEADER, Buffer.from([0, 2]), cell(1n), length, short])), /cut short/);
+      assert.throws(() => feed(Buffer.concat([HEADER, Buffer.from([0, 2]), cell(1n), cell(null), Buffer.from([1])])), /longer than its fields/);
+      assert.throws(() => feed(Buffer.concat([HEADER, Buffer.from([0, 1]), cell(1n)])), /1 fields, expected 2/);
+    });
   });
 });
