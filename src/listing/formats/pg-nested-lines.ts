@@ -246,6 +246,9 @@ export function pgNestedXlsxCells(layout: ExportLayout): XlsxCells | undefined {
     kinds,
     ...(table ? { itemKinds } : {}),
     ...(ranges.length ? { inRange: allOf(ranges) } : {}),
-    ...(casts.length ? { lateral: sql<string>`(select ${sql.join(casts)})` } : {}),
+    // `offset 0` keeps the subquery a step of its own: pulled up into the query, each cast would be made again for
+    // every key read from it (14 parses per order instead of 2: the COPY of 100 000 orders' own cells took 5.3 s
+    // against 1.2-1.5 s).
+    ...(casts.length ? { lateral: sql<string>`(select ${sql.join(casts)} offset 0)` } : {}),
   };
 }
