@@ -217,7 +217,9 @@ export function pgNestedXlsxCells(layout: ExportLayout): XlsxCells | undefined {
   const parsed = new Map<number, Field>();
   for (const c of layout.columns) {
     if (c.fromItem) {
-      const cell = table && xlsxCell(c.type, ref(`n.${table.columns[c.key!]}`));
+      // An element's property without a column of the table (the answer's schema only) is JavaScript's.
+      const column = table?.columns[c.key!];
+      const cell = column && xlsxCell(c.type, ref(`n.${column}`));
       if (!cell) return undefined;
       fields.push(elementField(cell));
       itemKinds.push(cell.kind);

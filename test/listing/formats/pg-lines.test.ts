@@ -287,6 +287,20 @@ describe('COPY reading', () => {
     assert.equal(inlineParameters({ sql: 'select $1', parameters: [new Date(0)], query: undefined as never, queryId: undefined as never }), undefined, 'a value it does not know is not guessed at');
     assert.equal(inlineParameters({ sql: 'select $1', parameters: [Number.NaN], query: undefined as never, queryId: undefined as never }), undefined);
   });
+
+  it('gives XLSX cells of orders with their items and addresses, and leaves to JavaScript an item property that no column of the items\' table holds', () => {
+    const orders = RESOURCES.find((r) => r.collection === 'orders')!;
+    const cells = pgNestedXlsxCells(exportLayout(orders))!;
+    // The order's own columns (addresses spread), then one cell of the items; each address parsed once, and checked.
+    assert.equal(cells.kinds.length, exportLayout(orders).columns.filter((c) => !c.fromItem).length);
+    assert.equal(cells.cells.length, cells.kinds.length + 1);
+    assert.equal(cells.itemKinds?.length, 7);
+    assert.ok(cells.lateral && cells.inRange);
+    const table = orders.nestedTables!.items;
+    const { total: _total, ...columns } = table.columns;
+    const partial = { ...orders, nestedTables: { items: { ...table, columns } } };
+    assert.equal(pgNestedXlsxCells(exportLayout(partial)), undefined);
+  });
 });
 
 for (const dialect of (await dialects()).filter((d) => d === 'postgres')) {
