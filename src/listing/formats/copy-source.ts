@@ -10,7 +10,7 @@ import type { ExportFormat } from './negotiate.ts';
 import { JsonCopyReader } from './json-copy-reader.ts';
 import { numbersInRange, pgCsvCells, pgCsvOptions, pgJsonCells, pgLine, pgXlsxCells } from './pg-lines.ts';
 import { XlsxCopyReader } from './xlsx-copy-reader.ts';
-import { pgNestedLine, pgNestedXlsxCells } from './pg-nested-lines.ts';
+import { pgNestedCsvCells, pgNestedLine, pgNestedXlsxCells } from './pg-nested-lines.ts';
 import { MAX_SHEET_ROWS } from './xlsx-xml.ts';
 
 /**
@@ -52,11 +52,12 @@ export const PG_LINES_OPTIONS = `format csv, quote E'\\x01', delimiter E'\\x02'`
 
 /**
  * The `COPY` of an export whose text PostgreSQL writes, or undefined when it is JavaScript's to write: CSV
- * through PostgreSQL's own CSV writer where it writes the export's bytes (pgCsvCells); NDJSON of a plain layout as
- * a cell per field in the binary format, made lines of by JsonCopyReader (pgJsonCells), and XLSX the same way, made
- * sheet rows of by XlsxCopyReader (pgXlsxCells, and pgNestedXlsxCells for orders); otherwise each row's
- * whole line (pgLine, or pgNestedLine for nested arrays and JSON text): NDJSON as text (PG_LINES_OPTIONS), the
- * CSV line of a single column, and an item's CSV lines, in the binary format.
+ * through PostgreSQL's own CSV writer where it writes the export's bytes (pgCsvCells, and pgNestedCsvCells for
+ * orders, a record per item with a marker CsvCopyReader counts orders by); NDJSON of a plain layout as a cell per
+ * field in the binary format, made lines of by JsonCopyReader (pgJsonCells), and XLSX the same way, made sheet rows
+ * of by XlsxCopyReader (pgXlsxCells, and pgNestedXlsxCells for orders); otherwise each row's whole line: NDJSON
+ * with nested arrays and JSON text as text (pgNestedLine, PG_LINES_OPTIONS), and the CSV line of a single column in
+ * the binary format (pgLine).
  */
 export async function copyPlan(conn: ExportConnection, layout: ExportLayout, plan: ListPlan, format: ExportFormat, csv: CsvOptions): Promise<CopyPlan | undefined> {
   if (!conn.copyOut) return undefined;
@@ -64,16 +65,16 @@ export async function copyPlan(conn: ExportConnection, layout: ExportLayout, pla
   if (format === 'xlsx' && !xlsx) return undefined;
   const cells = format === 'csv' ? pgCsvCells(layout, csv) : undefined;
   const json = format === 'ndjson' ? pgJsonCells(layout) : undefined;
-  const plain = format === 'csv' && !cells ? pgLine(layout, csv) : undefined;
-  const nested = cells || json || plain || format === 'xlsx' ? undefined : pgNestedLine(layout, format, csv);
-  const line = plain ?? nested?.line;
-  if (!cells && !json && !line && !xlsx) return undefined;
+  const line = format === 'csv' && !cells ? pgLine(layout, csv) : undefined;
+  const nestedCsv = format === 'csv' && !cells && !line ? pgNestedCsvCells(layout, csv) : undefined;
+  const nested = format === 'ndjson' && !json ? pgNestedLine(layout) : undefined;
+  if (!cells && !json && !line && !nestedCsv && !nested && !xlsx) return undefined;
   const shaped = { ...plan, shape: layout.shape };
   // A number PostgreSQL would write otherwise than JavaScript (a weight of 1e21): the rows are JavaScript's to
   // write. Checked over the export's own rows (and their nested elements), on its snapshot; one pass over an
   // index or the table. Not for the cells of JsonCopyReader and XlsxCopyReader: they write a number of any range as
   // JavaScript does (an XLSX export's objects must still be JSON that PostgreSQL reads as JavaScript does).
-  const inRange = nested ? nested.inRange : xlsx ? xlsx.inRange : json ? undefined : numbersInRange(layout);
+  const inRange = nested ? nested.inRange : nestedCsv ? nestedCsv.inRange : xlsx ? xlsx.inRange : json ? undefined : numbersInRange(layout);
   if (inRange) {
     const outside = (await filteredQuery(conn.db, shaped)).select(sql<number>`1`.as('one')).where(sql<boolean>`not ${inRange}`).limit(1);
     if ((await conn.arrays(outside.compile())).length > 0) return undefined;
@@ -89,18 +90,21 @@ export async function copyPlan(conn: ExportConnection, layout: ExportLayout, pla
   // which every number written here relies on; a server configured with less would write rounded digits.
   await conn.arrays(sql`select set_config('enable_sort', 'off', true), set_config('jit', 'off', true), set_config('extra_float_digits', '1', true)`.compile(conn.db));
   const query = await orderedQuery(conn.db, shaped, (q) => {
-    const each = cells ?? json?.cells ?? xlsx?.cells;
-    const selected = each ? q.select(each.map((cell, i) => cell.as(`c${i}`))) : q.select(line!.as('line'));
-    return xlsx?.lateral ? selected.leftJoinLateral(xlsx.lateral.as('x'), (join) => join.onTrue()) : selected;
+    const each = cells ?? json?.cells ?? xlsx?.cells ?? nestedCsv?.cells;
+    let selected = each ? q.select(each.map((cell, i) => cell.as(`c${i}`))) : q.select((line ?? nested!.line).as('line'));
+    const laterals = nestedCsv?.laterals ?? (xlsx?.lateral ? [{ query: xlsx.lateral, alias: 'x' }] : []);
+    for (const { query, alias } of laterals) selected = selected.leftJoinLateral(query.as(alias), (join) => join.onTrue());
+    return selected;
   });
-  const text = inlineParameters(query.compile());
+  // An item's records in its elements' order, after the listing's own (orderedQuery's last keys).
+  const text = inlineParameters((nestedCsv?.order ? query.orderBy(nestedCsv.order) : query).compile());
   if (text === undefined) return undefined;
   if (cells) return { statement: `copy (${text}) to stdout (${pgCsvOptions(csv)})`, reader: () => new CsvCopyReader() };
+  if (nestedCsv) return { statement: `copy (${text}) to stdout (${pgCsvOptions(csv)})`, reader: () => new CsvCopyReader(csv.delimiter.charCodeAt(0)) };
   if (json) return { statement: `copy (${text}) to stdout (format binary)`, reader: () => new JsonCopyReader(json.names, json.kinds) };
   if (xlsx) return { statement: `copy (${text}) to stdout (format binary)`, reader: () => new XlsxCopyReader(xlsx.kinds, MAX_SHEET_ROWS, xlsx.itemKinds) };
   if (format === 'ndjson') return { statement: `copy (${text}) to stdout (${PG_LINES_OPTIONS})`, reader: () => new LineCopyReader() };
-  // Binary: each row comes as its length and its bytes, exactly the line (or an order's lines); as text, its
-  // CR LF would be quoted.
+  // Binary: each row comes as its length and its bytes, exactly the line; as text, its CR LF would be quoted.
   return { statement: `copy (${text}) to stdout (format binary)`, reader: () => new BinaryCopyReader() };
 }
 
@@ -127,11 +131,37 @@ const CRLF = Buffer.from('\r\n');
  * Reads PostgreSQL's CSV (`COPY … (format csv)`) and writes it with the CRLF record ends of CsvEncoder. Each row
  * is one CopyData message ending in the LF PostgreSQL ends records with (a LF inside a quoted value is the
  * value's own, and is not at the message's end): that last byte becomes CR LF.
+ *
+ * `delimiter` given: each record begins with a marker and that delimiter (pgNestedCsvCells), which are not
+ * written: `t` where the record is the first of an item of the listing (an order with its items comes as one
+ * record per item, the order's cells repeated), `f` where it continues the item before; items are counted, not
+ * records, as JavaScript's CSV counts them.
  */
 export class CsvCopyReader extends LineCopyReader {
+  /** Bytes of the current record's marker and its delimiter not yet read. */
+  private lead = 0;
+
+  constructor(private readonly delimiter?: number) {
+    super();
+  }
+
   override data(chunk: Buffer, start: number, end: number, last: boolean, out: ByteWriter): void {
+    if (this.delimiter !== undefined) {
+      if (!this.open && this.lead === 0) this.lead = 2;
+      if (this.lead === 2 && start < end) {
+        const marker = chunk[start++];
+        if (marker === 0x74 /* t */) this.rows += 1;
+        else if (marker !== 0x66 /* f */) throw new Error('a CSV row from COPY without its item marker');
+        this.lead = 1;
+      }
+      if (this.lead === 1 && start < end) {
+        if (chunk[start++] !== this.delimiter) throw new Error('a CSV row from COPY without its item marker');
+        this.lead = 0;
+      }
+      if (this.lead > 0 && last) throw new Error('a CSV row from COPY without its item marker');
+    }
     if (!last) {
-      out.writeBytes(chunk, start, end);
+      if (start < end) out.writeBytes(chunk, start, end);
       this.open = true;
       return;
     }
@@ -139,7 +169,7 @@ export class CsvCopyReader extends LineCopyReader {
     if (end === start || chunk[end - 1] !== 0x0a) throw new Error('a CSV row from COPY that does not end in LF');
     out.writeBytes(chunk, start, end - 1);
     out.writeBytes(CRLF);
-    this.rows += 1;
+    if (this.delimiter === undefined) this.rows += 1;
     this.open = false;
   }
 }

@@ -4,23 +4,24 @@ import { schemaCellType, type ExportLayout } from './columns.ts';
 import type { CsvOptions } from './csv.ts';
 import { cellTypeOf, literal } from './line-cells.ts';
 import { lineEncoderNames, misplaced } from './ndjson.ts';
-import { csvCell, delimiterLiteral, joined, jsonValue, numberInRange, xlsxCell, type XlsxCells } from './pg-lines.ts';
+import { joined, jsonValue, numberInRange, pgCsvCell, xlsxCell, type XlsxCells } from './pg-lines.ts';
 import { XlsxKind } from './xlsx-copy-reader.ts';
 
 /*
  * PostgreSQL's lines (pg-lines.ts) for layouts with nested arrays stored in tables (`nestedTables`: orders'
  * items) and objects stored as JSON text (orders' addresses), byte for byte what the JavaScript encoders write
- * from the records that `attach` completes. One text per item of the listing, so that the rows of `COPY` stay
- * the listing's rows in its order (the keyset's index gives them), whatever each holds:
- * - NDJSON: the item's line, its array built by a subquery over the nested table in the table's order
+ * from the records that `attach` completes. The rows of `COPY` stay the listing's rows in its order (the keyset's
+ * index gives them):
+ * - NDJSON: one text per item, its line, its array built by a subquery over the nested table in the table's order
  *   (`string_agg(… order by position)`), each element's keys in `columns`' order as `attach` writes them; a
  *   JSON-text field written as it is stored (define.ts stores JSON.stringify's text, which JSON.stringify writes
  *   again from the parsed value; line breaks, which valid JSON holds only as whitespace, are dropped so that a
  *   text stored by hand cannot end the line early).
- * - CSV: all the item's CSV lines, one per element of the exploded array (`exportRowPer`) through a left join
- *   (an item without elements keeps its one line, its element's cells empty), the item's own cells written once
- *   and repeated on each; an object's keys read from its text parsed once (`::jsonb`), where every value can be
- *   read as text (`parsable`).
+ * - CSV: one record per element of the exploded array (`exportRowPer`) through a lateral left join (an item
+ *   without elements keeps its one record, its element's cells empty), in the elements' order after the
+ *   listing's, written by PostgreSQL's CSV writer as pgCsvCells' are (`pgNestedCsvCells`); the item's own cells
+ *   made once and repeated on each; an object's keys read from its text parsed once (`::jsonb`), where every value
+ *   can be read as text (`parsable`). A marker before each record tells CsvCopyReader which begin an item.
  * - XLSX: the item's own cells, an object's keys read as CSV's are (from a lateral subquery, `x`), and one cell of
  *   all its elements' cells in the binary format's framing (`pgNestedXlsxCells`), which XlsxCopyReader makes a row
  *   each of, the item's own cells repeated on each.
@@ -115,69 +116,104 @@ function ndjsonLine(layout: ExportLayout): NestedLine | undefined {
   return { line: joined(parts), inRange: allOf(ranges) };
 }
 
-/** All the CSV lines of an item (each with its CR LF), one per element of its exploded array. */
-function csvLines(layout: ExportLayout, options: CsvOptions): NestedLine | undefined {
+/**
+ * The cells of a CSV export of a layout with nested arrays or JSON-text fields (orders) for PostgreSQL's own CSV
+ * writer, as pgCsvCells' are (each cell pgCsvCell's), read by CsvCopyReader with its item marker.
+ */
+export interface NestedCsvCells {
+  /** The marker (`true` on an item's first record), then a cell per column. */
+  cells: Expr[];
+  inRange?: Expr;
+  /** Lateral subqueries the cells read from, each with its alias, joined in order. */
+  laterals: Array<{ query: Expr; alias: string }>;
+  /** What orders an item's records after the listing's own order (its exploded elements' order). */
+  order?: Expr;
+}
+
+/**
+ * The CSV cells of an item of a layout with nested arrays or JSON-text fields, one record per element of its
+ * exploded array (`exportRowPer`): the elements come from a lateral subquery left-joined to the item (`n`; an
+ * item without elements keeps its one record, the element's cells empty), numbered in the table's order (`k`),
+ * which orders the records within the item and marks the first; the item's own cells are repeated on each. An
+ * object's keys are read from its text parsed once (`x`), where every value can be read as text (`parsable`).
+ * One record per element rather than one row per item whose cell held all its lines: those lines quoted each text
+ * by a regular expression and `replace`, which PostgreSQL's CSV writer does in C (see docs/benchmarks.md).
+ */
+export function pgNestedCsvCells(layout: ExportLayout, options: CsvOptions): NestedCsvCells | undefined {
+  if (layout.identity || layout.includeKeys.length > 0 || options.spreadsheet || options.decimal === ',') return undefined;
+  if (!layout.shape.shown.some(isJsonText) && layout.nestedKeys.length === 0) return undefined;
   const { shown } = layout.shape;
   const ranges: Expr[] = [];
-  /** The JSON-text fields spread into columns, by slot: each parsed once (`j<slot>`). */
+  /** The JSON-text fields spread into columns, by slot: each parsed once (`x.j<slot>`). */
   const parsed = new Map<number, Field>();
+  const cells: Expr[] = [];
+  /** The item's own cells, made once per item in a lateral subquery (`o`) and read on each of its records. */
   const own: Expr[] = [];
-  const element: Expr[] = [];
   const exploded = layout.explodeSlot === undefined ? undefined : layout.nestedKeys[layout.explodeSlot - layout.selected.length];
   const table = exploded === undefined ? undefined : layout.def.nestedTables?.[exploded];
+  if (exploded !== undefined && !table) return undefined;
+  /** The element's columns the cells read, as the lateral subquery selects them. */
+  const elementColumns = new Set<string>();
   const numbers: string[] = [];
   for (const c of layout.columns) {
     let cell: Expr | undefined;
     if (c.fromItem) {
-      if (!table || c.type === 'json') return undefined;
-      cell = csvCell(c.type, ref(`n.${table.columns[c.key!]}`), options);
-      if (c.type === 'number') numbers.push(table.columns[c.key!]);
+      const column = table?.columns[c.key!];
+      if (!column || c.type === 'json') return undefined;
+      elementColumns.add(column);
+      cell = pgCsvCell(c.type, ref(`n.${column}`), options);
+      if (c.type === 'number') numbers.push(column);
     } else if (c.slot < shown.length) {
       const f = shown[c.slot];
       if (c.key === undefined) {
         const type = cellTypeOf(f);
-        cell = type && csvCell(type, ref(f.column), options);
+        cell = type && pgCsvCell(type, ref(f.column), options);
         if (type === 'number') ranges.push(numberInRange(ref(f.column)));
       } else if (isJsonText(f) && c.type === 'string') {
         if (!parsed.has(c.slot)) ranges.push(parsable(ref(f.column)));
         parsed.set(c.slot, f);
-        cell = csvCell('string', sql<string>`(${ref(`x.j${c.slot}`)} ->> ${literal(c.key)})`, options);
+        cell = pgCsvCell('string', sql<string>`(${ref(`x.j${c.slot}`)} ->> ${literal(c.key)})`, options);
       }
     }
     // A nested value not exploded, an included relation: JavaScript's.
     if (!cell) return undefined;
-    (c.fromItem ? element : own).push(sql<string>`coalesce(${cell}, '')`);
+    if (c.fromItem) cells.push(cell);
+    else {
+      cells.push(ref(`o.c${own.length}`));
+      own.push(sql<string>`${cell} as ${sql.raw(`c${own.length}`)}`);
+    }
   }
-  if (table) {
-    const inRange = elementsInRange(table, 'nr', numbers);
-    if (inRange) ranges.push(inRange);
-  }
-  const delimited = (cells: Expr[]): Expr[] => cells.flatMap((cell, i) => (i === 0 ? [cell] : [delimiterLiteral(options.delimiter), cell]));
-  const crlf = sql.raw<string>(`E'\\r\\n'`);
-  // The item's own cells, with the delimiter before the element's when there are both.
-  const ownText = joined([...delimited(own), ...(own.length && element.length ? [delimiterLiteral(options.delimiter)] : [])]);
-  // `offset 0` keeps each subquery a step of its own: pulled up into its parent, its expressions would be
-  // evaluated again for every element (the item's cells) or every key (the parse).
   const casts = [...parsed].map(([slot, f]) => sql<string>`${ref(f.column)}::jsonb as ${sql.raw(`j${slot}`)}`);
+  // `offset 0` keeps each subquery a step of its own: pulled up into the query, each cast would be made again for
+  // every key read from it, and each own cell for every element (over 100 000 orders' 249 518 items, the keys of
+  // two addresses read once per element cost PostgreSQL about 1.6 s).
   const from = casts.length ? sql<string>` from (select ${sql.join(casts)} offset 0) as x` : sql<string>``;
-  let line: Expr;
-  if (!table || !exploded) {
-    line = own.length === 0 ? crlf : casts.length ? sql<string>`(select ${ownText} || ${crlf}${from})` : sql<string>`${ownText} || ${crlf}`;
-  } else {
-    const ownPart = own.length === 0 ? sql<string>`''` : ownText;
-    line = sql<string>`(select string_agg(o.own || ${joined(delimited(element))} || ${crlf}, '' order by ${ref(`n.${table.order}`)}) from (select ${ownPart} as own${from} offset 0) as o left join ${sql.table(table.table)} as n on ${ref(`n.${table.parent}`)} = ${ref('t.id')})`;
-  }
-  return { line, inRange: allOf(ranges) };
+  const laterals: NestedCsvCells['laterals'] = own.length ? [{ query: sql<string>`(select ${sql.join(own)}${from} offset 0)`, alias: 'o' }] : [];
+  if (!table) return { cells: [sql<string>`true`, ...cells], laterals, ...(ranges.length ? { inRange: allOf(ranges) } : {}) };
+  const inRange = elementsInRange(table, 'nr', numbers);
+  if (inRange) ranges.push(inRange);
+  const selected = [...elementColumns].map((column) => ref(`e.${column}`));
+  const k = sql<string>`row_number() over (order by ${ref(`e.${table.order}`)})`;
+  laterals.push({
+    query: sql<string>`(select ${sql.join([...selected, sql<string>`${k} as k`])} from ${sql.table(table.table)} as e where ${ref(`e.${table.parent}`)} = ${ref('t.id')})`,
+    alias: 'n',
+  });
+  return {
+    cells: [sql<string>`coalesce(${ref('n.k')}, 1) = 1`, ...cells],
+    laterals,
+    order: ref('n.k'),
+    ...(ranges.length ? { inRange: allOf(ranges) } : {}),
+  };
 }
 
 /**
- * The line (CSV: lines) of an item of a layout with nested arrays or JSON-text fields, or undefined where it is
- * JavaScript's to write: a plain layout (pgLine's), an include, a `locale`, a value neither covers.
+ * The line of an item of a layout with nested arrays or JSON-text fields for NDJSON, or undefined where it is
+ * JavaScript's to write: a plain layout (pgJsonCells'), an include, a value it does not cover.
  */
-export function pgNestedLine(layout: ExportLayout, format: 'csv' | 'ndjson', options: CsvOptions): NestedLine | undefined {
-  if (layout.identity || layout.includeKeys.length > 0 || options.spreadsheet || options.decimal === ',') return undefined;
+export function pgNestedLine(layout: ExportLayout): NestedLine | undefined {
+  if (layout.identity || layout.includeKeys.length > 0) return undefined;
   if (!layout.shape.shown.some(isJsonText) && layout.nestedKeys.length === 0) return undefined;
-  return format === 'csv' ? csvLines(layout, options) : ndjsonLine(layout);
+  return ndjsonLine(layout);
 }
 
 /** The binary format's null field, and the length of an int8's. */

@@ -273,6 +273,42 @@ describe('COPY reading', () => {
     assert.throws(() => new CsvCopyReader().data(Buffer.from('1,x'), 0, 3, true, new ByteWriter()), /does not end in LF/);
   });
 
+  it('reads the records of items with nested elements without their markers, counting items, whichever bytes the chunks are cut at', async () => {
+    // As pgNestedCsvCells has PostgreSQL write them: `t` and the delimiter before an item's first record, `f` before the others.
+    for (const delimiter of [',', ';', '\t', '|']) {
+      const records: Array<[boolean, string]> = [
+        [true, `1${delimiter}"a""b"${delimiter}x`],
+        [false, `1${delimiter}"a""b"${delimiter}"two\nlines"`],
+        [false, `1${delimiter}"a""b"${delimiter}`],
+        [true, `2${delimiter}${delimiter}`],
+        [true, `3${delimiter}žluťoučký${delimiter}😀`],
+        [false, `3${delimiter}žluťoučký${delimiter}${'y'.repeat(9000)}`],
+      ];
+      const after = Buffer.concat([message('C', 'COPY 6\0'), message('Z', 'T')]);
+      const stream = Buffer.concat([message('H', Buffer.from([0, 0, 0])), ...records.map(([first, r]) => message('d', `${first ? 't' : 'f'}${delimiter}${r}\n`)), message('c'), after]);
+      await fc.assert(
+        fc.asyncProperty(cutsOf(stream), async (cuts) => {
+          const reader = new CsvCopyReader(delimiter.charCodeAt(0));
+          const read = await copyInPieces(reader, stream, cuts);
+          assert.equal(read.text, records.map(([, r]) => `${r}\r\n`).join(''));
+          assert.equal(read.rows, 3, 'items, not records');
+          assert.equal(reader.done, true);
+          assert.ok(read.back.equals(after));
+        }),
+        { numRuns: 100 },
+      );
+    }
+  });
+
+  it('refuses a record without its item marker', () => {
+    const read = (record: string, delimiter = ',') => new CsvCopyReader(delimiter.charCodeAt(0)).data(Buffer.from(record), 0, Buffer.byteLength(record), true, new ByteWriter());
+    assert.throws(() => read('1,x\n'), /without its item marker/);
+    assert.throws(() => read('t;x\n'), /without its item marker/);
+    assert.throws(() => read('t'), /without its item marker/);
+    assert.doesNotThrow(() => read('t,x\n'));
+    assert.doesNotThrow(() => read('f;x\n', ';'));
+  });
+
   it('refuses a stream that is not one text column', () => {
     assert.throws(() => new BinaryCopyReader().push(Buffer.from('id,name\r\n1,x\r\n'.repeat(3)), new ByteWriter()), /not a binary COPY stream/);
     const twoFields = Buffer.concat([Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), Buffer.alloc(8), Buffer.from([0, 2, 0, 0, 0, 1, 65])]);
@@ -415,8 +451,12 @@ for (const dialect of (await dialects()).filter((d) => d === 'postgres')) {
         const layout = exportLayout(def, (shape === undefined ? p : withShape(p, shape)).shape);
         const copy = await copyPlan(conn, layout, p, format, csv);
         assert.equal(copy !== undefined, byDatabase, `${def.collection} ${format}: PostgreSQL writes it: ${byDatabase}`);
-        // Plain CSV of two columns or more through PostgreSQL's CSV writer; one column, and an item's lines, as whole texts.
-        if (copy && format === 'csv') assert.equal(!copy.statement.endsWith('(format binary)'), layout.identity && layout.columns.length > 1, `${def.collection}: CSV of ${layout.columns.length} columns through PostgreSQL's CSV writer`);
+        // CSV through PostgreSQL's CSV writer, but for a plain layout's one column (whole lines); an item with nested
+        // values as a record per exploded element, ordered by their number (`n.k`) within the item.
+        if (copy && format === 'csv') {
+          assert.equal(!copy.statement.endsWith('(format binary)'), !layout.identity || layout.columns.length > 1, `${def.collection}: CSV of ${layout.columns.length} columns through PostgreSQL's CSV writer`);
+          assert.equal(copy.statement.includes('"n"."k")'), layout.explodeSlot !== undefined, `${def.collection}: a record per element`);
+        }
         // Plain NDJSON as cells that JsonCopyReader makes lines of; an item's lines with nested values as texts.
         if (copy && format === 'ndjson') {
           const cells = pgJsonCells(layout) !== undefined;
