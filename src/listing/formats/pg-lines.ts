@@ -52,7 +52,7 @@ const neutralised = (s: Expr): Expr =>
 
 /** A delimiter as an SQL string literal; they come from CSV_DELIMITERS only. */
 const delimiterText = (d: string): string => (d === '\t' ? `E'\\t'` : `'${d.replace(/'/g, "''")}'`);
-export const delimiterLiteral = (d: string): Expr => sql.raw<string>(delimiterText(d));
+const delimiterLiteral = (d: string): Expr => sql.raw<string>(delimiterText(d));
 
 /**
  * RFC 4180 quoting (csv.ts, `quoted`): a field holding the delimiter, a quote, CR or LF is quoted, quotes doubled.
