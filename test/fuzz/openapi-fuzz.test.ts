@@ -82,7 +82,7 @@ for (const dialect of await dialects()) {
             fc.asyncProperty(requests, async (req) => {
               const answer = await t.app.inject({ method: req.method, url: req.url, headers: req.headers, ...(req.payload !== undefined ? { payload: req.payload } : {}) });
               statuses.set(answer.statusCode, (statuses.get(answer.statusCode) ?? 0) + 1);
-              const wrong = oracle.check(o, answer);
+              const wrong = oracle.check(o, answer, req.url);
               if (!wrong) return;
               if (!SURVEY) throw new Error(`${wrong}: ${answer.statusCode} ${short(answer.body)}`);
               const shown = printable(req)[fc.toStringMethod]();

@@ -19,10 +19,37 @@ export interface Answer {
 
 const mediaType = (header: unknown): string => String(header ?? '').split(';')[0].trim().toLowerCase();
 
+/**
+ * The top-level properties an answer to `fields=` may hold (API.md: only those fields, `id` always; an included
+ * relation's `brand.name` keeps `brand`, and `include=` adds its relations), or undefined when none was asked.
+ */
+function askedFields(url: string | undefined): Set<string> | undefined {
+  if (url === undefined) return undefined;
+  const query = new URL(url, 'http://fuzz.test').searchParams;
+  const fields = query.getAll('fields').flatMap((f) => f.split(',')).filter((f) => f !== '');
+  if (fields.length === 0) return undefined;
+  const include = query.getAll('include').flatMap((i) => i.split(','));
+  return new Set(['id', ...fields.map((f) => f.split('.')[0]), ...include]);
+}
+
+/**
+ * The document's components with every item schema's properties optional but `id`: the schemas describe the
+ * full item, and an answer to `fields=` holds only what was asked (docs/listing-and-formats.md, "OpenAPI").
+ */
+function trimmedComponents(components: OpenApiDocument['components']): OpenApiDocument['components'] {
+  const copy = structuredClone(components);
+  for (const schema of Object.values(copy?.schemas ?? {}) as JsonSchema[]) {
+    const properties = schema.properties as Record<string, unknown> | undefined;
+    if (properties?.id && Array.isArray(schema.required)) schema.required = (schema.required as string[]).filter((name) => name === 'id');
+  }
+  return copy;
+}
+
 export class Oracle {
   private readonly ajv: Ajv2020;
   private readonly validators = new Map<string, ValidateFunction>();
   private readonly problem: ValidateFunction;
+  private trimmed: OpenApiDocument['components'] | undefined;
 
   constructor(private readonly doc: OpenApiDocument) {
     // OpenAPI 3.1 schemas are JSON Schema 2020-12. Each response schema is compiled with the document's
@@ -33,29 +60,32 @@ export class Oracle {
     this.problem = this.compile({ $ref: '#/components/schemas/Problem' });
   }
 
-  private compile(schema: JsonSchema): ValidateFunction {
-    return this.ajv.compile({ ...schema, components: this.doc.components });
+  private compile(schema: JsonSchema, trimmed = false): ValidateFunction {
+    if (trimmed) this.trimmed ??= trimmedComponents(this.doc.components);
+    return this.ajv.compile({ ...schema, components: trimmed ? this.trimmed : this.doc.components });
   }
 
-  private validator(o: OperationRef, status: string, type: string, schema: JsonSchema): ValidateFunction {
-    const key = `${o.method} ${o.path} ${status} ${type}`;
+  private validator(o: OperationRef, status: string, type: string, schema: JsonSchema, trimmed = false): ValidateFunction {
+    const key = `${o.method} ${o.path} ${status} ${type}${trimmed ? ' fields' : ''}`;
     let v = this.validators.get(key);
-    if (!v) this.validators.set(key, (v = this.compile(schema)));
+    if (!v) this.validators.set(key, (v = this.compile(schema, trimmed)));
     return v;
   }
 
-  /** What is wrong with this answer, or undefined when it keeps the contract. */
-  check(o: OperationRef, res: Answer): string | undefined {
+  /** What is wrong with this answer to a request for `url` (its query says whether `fields` trimmed it), or undefined when it keeps the contract. */
+  check(o: OperationRef, res: Answer, url?: string): string | undefined {
     const status = res.statusCode;
     if (status >= 500) return `answered ${status}`;
     const type = mediaType(res.headers['content-type']);
-    if (status >= 200 && status < 300) return this.checkSuccess(o, res, type);
+    // Only where the operation takes `fields` (elsewhere it is an unknown parameter, which changes nothing).
+    const shaped = (o.op.parameters ?? []).some((p) => p.in === 'query' && p.name === 'fields');
+    if (status >= 200 && status < 300) return this.checkSuccess(o, res, type, shaped ? askedFields(url) : undefined);
     if (status === 304) return res.body === '' ? undefined : '304 with a body';
     if (o.path === '/oauth/token') return this.checkOAuthError(o, res, type);
     return this.checkProblem(res, type);
   }
 
-  private checkSuccess(o: OperationRef, res: Answer, type: string): string | undefined {
+  private checkSuccess(o: OperationRef, res: Answer, type: string, fields?: Set<string>): string | undefined {
     const documented = o.op.responses[String(res.statusCode)];
     if (!documented) return `answered ${res.statusCode}, which the document does not list for this operation`;
     if (!documented.content) return res.body === '' ? undefined : `answered ${res.statusCode} with a body the document does not describe`;
@@ -68,9 +98,17 @@ export class Oracle {
     } catch {
       return `answered ${res.statusCode} with a body that is not JSON`;
     }
-    const validate = this.validator(o, String(res.statusCode), type, media.schema);
-    if (validate(body)) return undefined;
-    return `a ${res.statusCode} body off its schema: ${this.ajv.errorsText(validate.errors, { separator: '; ' })}`;
+    const validate = this.validator(o, String(res.statusCode), type, media.schema, fields !== undefined);
+    if (!validate(body)) return `a ${res.statusCode} body off its schema: ${this.ajv.errorsText(validate.errors, { separator: '; ' })}`;
+    if (fields) {
+      // A single item is the body; a listing's items are its `data`.
+      const items = (Array.isArray((body as { data?: unknown }).data) ? (body as { data: unknown[] }).data : [body]) as Array<Record<string, unknown>>;
+      for (const item of items) {
+        const extra = Object.keys(item).find((name) => !fields.has(name));
+        if (extra !== undefined) return `a ${res.statusCode} body with \`${extra}\`, which \`fields\` did not ask for`;
+      }
+    }
+    return undefined;
   }
 
   /**
