@@ -117,6 +117,49 @@ function ndjsonLine(layout: ExportLayout): NestedLine | undefined {
 }
 
 /**
+ * The table of a layout's exploded nested array (`exportRowPer`): `{ table: undefined }` when nothing is exploded,
+ * undefined when the exploded array has no table (JavaScript's to write).
+ */
+function explodedTable(layout: ExportLayout): { key?: string; table?: NestedTable } | undefined {
+  if (layout.explodeSlot === undefined) return {};
+  const key = layout.nestedKeys[layout.explodeSlot - layout.selected.length];
+  const table = layout.def.nestedTables?.[key];
+  return table ? { key, table } : undefined;
+}
+
+/**
+ * The keys of JSON-text objects spread into columns (orders' addresses), read as text from each object parsed once
+ * (`x.j<slot>`), for CSV's and XLSX's cells alike; each object's text must be `parsable`.
+ */
+class SpreadKeys {
+  /** The objects read, by slot. */
+  private readonly parsed = new Map<number, Field>();
+
+  constructor(
+    /** The conditions an export's rows must meet, which the first key read from each object adds to. */
+    private readonly ranges: Expr[],
+  ) {}
+
+  /** The text of `key` of the object in `slot` (`f`). */
+  key(slot: number, f: Field, key: string): Expr {
+    if (!this.parsed.has(slot)) this.ranges.push(parsable(ref(f.column)));
+    this.parsed.set(slot, f);
+    return sql<string>`(${ref(`x.j${slot}`)} ->> ${literal(key)})`;
+  }
+
+  /**
+   * The subquery that parses each object once, or undefined when no key is read. `offset 0` keeps it a step of its
+   * own: pulled up into the query, each cast would be made again for every key read from it (XLSX: 14 parses per
+   * order instead of 2, the COPY of 100 000 orders' own cells 5.3 s against 1.2-1.5 s).
+   */
+  subquery(): Expr | undefined {
+    if (this.parsed.size === 0) return undefined;
+    const casts = [...this.parsed].map(([slot, f]) => sql<string>`${ref(f.column)}::jsonb as ${sql.raw(`j${slot}`)}`);
+    return sql<string>`(select ${sql.join(casts)} offset 0)`;
+  }
+}
+
+/**
  * The cells of a CSV export of a layout with nested arrays or JSON-text fields (orders) for PostgreSQL's own CSV
  * writer, as pgCsvCells' are (each cell pgCsvCell's), read by CsvCopyReader with its item marker.
  */
@@ -144,14 +187,13 @@ export function pgNestedCsvCells(layout: ExportLayout, options: CsvOptions): Nes
   if (!layout.shape.shown.some(isJsonText) && layout.nestedKeys.length === 0) return undefined;
   const { shown } = layout.shape;
   const ranges: Expr[] = [];
-  /** The JSON-text fields spread into columns, by slot: each parsed once (`x.j<slot>`). */
-  const parsed = new Map<number, Field>();
+  const spread = new SpreadKeys(ranges);
   const cells: Expr[] = [];
   /** The item's own cells, made once per item in a lateral subquery (`o`) and read on each of its records. */
   const own: Expr[] = [];
-  const exploded = layout.explodeSlot === undefined ? undefined : layout.nestedKeys[layout.explodeSlot - layout.selected.length];
-  const table = exploded === undefined ? undefined : layout.def.nestedTables?.[exploded];
-  if (exploded !== undefined && !table) return undefined;
+  const exploded = explodedTable(layout);
+  if (!exploded) return undefined;
+  const { table } = exploded;
   /** The element's columns the cells read, as the lateral subquery selects them. */
   const elementColumns = new Set<string>();
   const numbers: string[] = [];
@@ -170,9 +212,7 @@ export function pgNestedCsvCells(layout: ExportLayout, options: CsvOptions): Nes
         cell = type && pgCsvCell(type, ref(f.column), options);
         if (type === 'number') ranges.push(numberInRange(ref(f.column)));
       } else if (isJsonText(f) && c.type === 'string') {
-        if (!parsed.has(c.slot)) ranges.push(parsable(ref(f.column)));
-        parsed.set(c.slot, f);
-        cell = pgCsvCell('string', sql<string>`(${ref(`x.j${c.slot}`)} ->> ${literal(c.key)})`, options);
+        cell = pgCsvCell('string', spread.key(c.slot, f, c.key), options);
       }
     }
     // A nested value not exploded, an included relation: JavaScript's.
@@ -183,11 +223,11 @@ export function pgNestedCsvCells(layout: ExportLayout, options: CsvOptions): Nes
       own.push(sql<string>`${cell} as ${sql.raw(`c${own.length}`)}`);
     }
   }
-  const casts = [...parsed].map(([slot, f]) => sql<string>`${ref(f.column)}::jsonb as ${sql.raw(`j${slot}`)}`);
-  // `offset 0` keeps each subquery a step of its own: pulled up into the query, each cast would be made again for
-  // every key read from it, and each own cell for every element (over 100 000 orders' 249 518 items, the keys of
-  // two addresses read once per element cost PostgreSQL about 1.6 s).
-  const from = casts.length ? sql<string>` from (select ${sql.join(casts)} offset 0) as x` : sql<string>``;
+  // `offset 0` keeps the own cells a step of their own: pulled up into the query, each would be made again for every
+  // element (over 100 000 orders' 249 518 items, the keys of two addresses read once per element cost PostgreSQL
+  // about 1.6 s).
+  const parse = spread.subquery();
+  const from = parse ? sql<string>` from ${parse} as x` : sql<string>``;
   const laterals: NestedCsvCells['laterals'] = own.length ? [{ query: sql<string>`(select ${sql.join(own)}${from} offset 0)`, alias: 'o' }] : [];
   if (!table) return { cells: [sql<string>`true`, ...cells], laterals, ...(ranges.length ? { inRange: allOf(ranges) } : {}) };
   const inRange = elementsInRange(table, 'nr', numbers);
@@ -239,18 +279,16 @@ function elementField(cell: { cell: Expr; kind: XlsxKind }): Expr {
 export function pgNestedXlsxCells(layout: ExportLayout): XlsxCells | undefined {
   if (layout.identity || layout.includeKeys.length > 0) return undefined;
   const { shown } = layout.shape;
-  const exploded = layout.explodeSlot === undefined ? undefined : layout.nestedKeys[layout.explodeSlot - layout.selected.length];
+  const exploded = explodedTable(layout);
   // A nested value other than the exploded array is a JSON cell: JavaScript's.
-  if (layout.nestedKeys.some((k) => k !== exploded)) return undefined;
-  const table = exploded === undefined ? undefined : layout.def.nestedTables?.[exploded];
-  if (exploded !== undefined && !table) return undefined;
+  if (!exploded || layout.nestedKeys.some((k) => k !== exploded.key)) return undefined;
+  const { table } = exploded;
   const cells: Expr[] = [];
   const kinds: XlsxKind[] = [];
   const fields: Expr[] = [];
   const itemKinds: XlsxKind[] = [];
   const ranges: Expr[] = [];
-  /** The JSON-text fields spread into columns, by slot: each parsed once (`x.j<slot>`). */
-  const parsed = new Map<number, Field>();
+  const spread = new SpreadKeys(ranges);
   for (const c of layout.columns) {
     if (c.fromItem) {
       // An element's property without a column of the table (the answer's schema only) is JavaScript's.
@@ -269,24 +307,19 @@ export function pgNestedXlsxCells(layout: ExportLayout): XlsxCells | undefined {
       cells.push(cell.cell);
       kinds.push(cell.kind);
     } else if (isJsonText(f) && c.type === 'string') {
-      if (!parsed.has(c.slot)) ranges.push(parsable(ref(f.column)));
-      parsed.set(c.slot, f);
-      cells.push(sql<string>`(${ref(`x.j${c.slot}`)} ->> ${literal(c.key)})`);
+      cells.push(spread.key(c.slot, f, c.key));
       kinds.push(XlsxKind.Text);
     } else return undefined;
   }
   if (table) {
     cells.push(sql<string>`(select string_agg(${joined(fields)}, ''::bytea order by ${ref(`n.${table.order}`)}) from ${sql.table(table.table)} as n where ${ref(`n.${table.parent}`)} = ${ref('t.id')})`);
   }
-  const casts = [...parsed].map(([slot, f]) => sql<string>`${ref(f.column)}::jsonb as ${sql.raw(`j${slot}`)}`);
+  const parse = spread.subquery();
   return {
     cells,
     kinds,
     ...(table ? { itemKinds } : {}),
     ...(ranges.length ? { inRange: allOf(ranges) } : {}),
-    // `offset 0` keeps the subquery a step of its own: pulled up into the query, each cast would be made again for
-    // every key read from it (14 parses per order instead of 2: the COPY of 100 000 orders' own cells took 5.3 s
-    // against 1.2-1.5 s).
-    ...(casts.length ? { lateral: sql<string>`(select ${sql.join(casts)} offset 0)` } : {}),
+    ...(parse ? { lateral: parse } : {}),
   };
 }
