@@ -152,6 +152,15 @@ describe('ByteWriter', () => {
     // Told more separators than the text holds, it fails rather than replace a byte of something else.
     writer.write('x\x1fy\x1f');
     assert.throws(() => writer.writeReplacing('a\x1fb', 0x1f, 0x2c, 2), /fewer than 2/);
+    // Nor a byte of the buffer past the text, which allocUnsafe leaves as it found it: here all separators.
+    const dirty = () => new ByteWriter(64, 1024, { take: (size: number) => Buffer.alloc(size, 0x1f) } as unknown as BufferRecycler);
+    const one = dirty();
+    one.write('x');
+    assert.throws(() => one.writeReplacing('a\x1fb', 0x1f, 0x2c, 2), /fewer than 2/);
+    assert.throws(() => dirty().writeReplacing('ab', 0x1f, 0x2c, 1), /fewer than 1/);
+    const two = dirty();
+    two.writeReplacing('c\x1fd', 0x1f, 0x2c, 1);
+    assert.equal(Buffer.concat(two.take()).toString('latin1'), 'c,d');
   });
 });
 
