@@ -8,7 +8,7 @@ import { ByteWriter, Coalescer, PIECE_BYTES, type EncodedBatch } from './bytes.t
 import { CsvEncoder, type CsvOptions } from './csv.ts';
 import type { ExportFormat } from './negotiate.ts';
 import { lineEncoder } from './ndjson.ts';
-import { SHEET_PIECE_BYTES } from './xlsx-xml.ts';
+import { SHEET_PIECE_BYTES, sheetRecycler } from './xlsx-xml.ts';
 
 /** Where records go: NDJSON or CSV text or an XLSX workbook, all written into the output stream with backpressure. */
 interface Sink {
@@ -109,10 +109,10 @@ function textSink(out: PassThrough, head: string, encode: (records: ExportRecord
  * response; for a compressor, pieces of COMPRESSED_PIECE_BYTES cut from buffers of four, which Coalescer joins
  * without a copy (bytes.ts), and which the compressor gives back once it has read them (buffer-recycler.ts:
  * `givingBack` around a snapshot's gzip and a response's compressor); a sheet's rows (XLSX), pieces of
- * SHEET_PIECE_BYTES for the zip's deflate, as XlsxExportWriter's own.
+ * SHEET_PIECE_BYTES for the zip's deflate, from buffers it gives back, as XlsxExportWriter's own (`sheetRecycler`).
  */
 export function exportBytes(format: ExportFormat, compressed: boolean | undefined): ByteWriter {
-  if (format === 'xlsx') return new ByteWriter(SHEET_PIECE_BYTES);
+  if (format === 'xlsx') return new ByteWriter(SHEET_PIECE_BYTES, SHEET_PIECE_BYTES, sheetRecycler());
   return compressed ? new ByteWriter(COMPRESSED_PIECE_BYTES, 4 * COMPRESSED_PIECE_BYTES, new BufferRecycler()) : new ByteWriter();
 }
 

@@ -3,6 +3,7 @@
  * from PostgreSQL's bytes (xlsx-copy-reader.ts), which must write the same bytes; kept apart from xlsx.ts, which
  * loads ExcelJS.
  */
+import { BufferRecycler } from '../../buffer-recycler.ts';
 
 /** Excel's limit of rows per sheet, the header included; a longer export goes on in another sheet. */
 export const MAX_SHEET_ROWS = 1_048_576;
@@ -15,15 +16,27 @@ const UNIX_EPOCH_SERIAL = 25_569;
 export const excelSerial = (ms: number): number => UNIX_EPOCH_SERIAL + ms / DAY_MS;
 
 /**
- * The sheet's XML goes to the zip's deflate (zlib, on a thread of libuv's pool) in pieces of up to 1 MiB, and
- * the deflate writes its output in 256 kB buffers. Each piece, and each full output buffer, waits for a
- * callback on the main thread, which is busy rendering the next rows: with 64 kB pieces and zlib's 16 kB
+ * The sheet's XML goes to the zip's deflate (zlib, on a thread of libuv's pool) in pieces of 1 MiB (PostgreSQL's
+ * rows joined into them: XlsxExportWriter's `put`), and the deflate writes its output in 256 kB buffers. Each
+ * piece, and each full output buffer, waits for a callback on the main thread, which is busy rendering the next
+ * rows: with 64 kB pieces and zlib's 16 kB
  * buffer, the deflate mostly waited for it, and compressing added most of its time to the export's (and the
  * many small chunks cost CPU of their own in the zip's streams). Whole batches let it compress one while the
  * next is rendered: 224 821 products on SQLite, 6.0-7.6 s before, 4.2-5.3 s after, in process on a noisy
  * machine (bench/results/exports-2026-11-26.md for the exports benchmark).
  */
 export const SHEET_PIECE_BYTES = 1 << 20;
+/**
+ * Where a sheet's buffers come from (XlsxExportWriter's, and those XlsxCopyReader writes PostgreSQL's rows into:
+ * export.ts, `exportBytes`): given back by the zip's deflate once it has read them (xlsx.ts, EntryStream's
+ * `pipe`). Without them, each MiB of the sheet was a new buffer, and V8 ran a full garbage collection for every
+ * few tens of MB of them (seven during an export of 100 000 products, with the socket's reads). Those products on
+ * PostgreSQL took 1.35 s (1.56 s of CPU) at 8a9bff7 and 0.90 s (1.04 s) with this and the joined pieces of
+ * XlsxExportWriter's `put`, over HTTP, alternating, medians of nine. The deflate reads up to some six MiB behind
+ * the writer (the entry's stream and the deflate's own buffer): eight lent buffers are tracked, not a
+ * compressor's four, or most were never given back.
+ */
+export const sheetRecycler = (): BufferRecycler => new BufferRecycler(2, 8);
 /**
  * The style numbers ExcelJS gives the two number formats a workbook registers (XlsxExportWriter registers them
  * first, date then money, and checks that it is given these): a sheet's cells name them (`s="1"`).

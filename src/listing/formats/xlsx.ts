@@ -1,9 +1,10 @@
 import { once } from 'node:events';
 import { PassThrough, type Writable } from 'node:stream';
 import ExcelJS from 'exceljs';
-import { ByteWriter } from './bytes.ts';
+import { givingBack } from '../../buffer-recycler.ts';
+import { ByteWriter, Coalescer } from './bytes.ts';
 import type { CellType, ExportColumn } from './columns.ts';
-import { columnLetters, excelSerial, MAX_SHEET_ROWS, SHEET_PIECE_BYTES, textTail, XLSX_STYLES } from './xlsx-xml.ts';
+import { columnLetters, excelSerial, MAX_SHEET_ROWS, SHEET_PIECE_BYTES, sheetRecycler, textTail, XLSX_STYLES } from './xlsx-xml.ts';
 import { useNativeZipCrc } from './zip-crc.ts';
 
 // Loaded with ExcelJS, the first time a workbook is written (export.ts).
@@ -27,6 +28,15 @@ class EntryStream extends PassThrough {
   override write(chunk: unknown, encoding?: BufferEncoding | ((error: Error | null | undefined) => void), cb?: (error: Error | null | undefined) => void): boolean {
     const write = super.write.bind(this) as (c: unknown, e?: unknown, f?: unknown) => boolean;
     return write(toBytes(chunk), encoding, cb);
+  }
+
+  /**
+   * The zip's deflate reads the entry through this pipe: it tells the recycler of the sheet's buffers (xlsx-xml.ts,
+   * `sheetRecycler`) once it has read each piece, so that the sheet is written into a few buffers again
+   * and again (buffer-recycler.ts).
+   */
+  override pipe<T extends NodeJS.WritableStream>(destination: T, options?: { end?: boolean }): T {
+    return super.pipe(givingBack(destination as unknown as Writable) as unknown as T, options);
   }
 }
 
@@ -111,7 +121,9 @@ export class XlsxExportWriter {
   private sheetCount = 0;
   private rowInSheet = 0;
   private failure: Error | undefined;
-  private readonly bytes = new ByteWriter(SHEET_PIECE_BYTES);
+  private readonly bytes = new ByteWriter(SHEET_PIECE_BYTES, SHEET_PIECE_BYTES, sheetRecycler());
+  /** Pieces of sheet XML not yet written, joined into one of SHEET_PIECE_BYTES (`put`). */
+  private readonly held = new Coalescer(SHEET_PIECE_BYTES);
 
   constructor(
     out: Writable,
@@ -157,7 +169,7 @@ export class XlsxExportWriter {
     let chars = 0;
     for (let r = 0; r < rows.length; ) {
       if (this.rowInSheet === MAX_SHEET_ROWS) {
-        this.sheet!.commit();
+        this.endSheet();
         this.startSheet();
       }
       const end = Math.min(rows.length, r + MAX_SHEET_ROWS - this.rowInSheet);
@@ -199,7 +211,7 @@ export class XlsxExportWriter {
     }
     let written = 0;
     for (const piece of bytes.take()) {
-      this.sheetStream!.write(piece);
+      this.put(piece);
       written += piece.length;
     }
     return written;
@@ -215,18 +227,36 @@ export class XlsxExportWriter {
     for (let i = 0; i <= pieces.length; i++) {
       while (breaks !== undefined && breaks[next] === i) {
         next += 1;
-        this.sheet!.commit();
+        this.endSheet();
         this.startSheet();
       }
-      if (i < pieces.length) this.sheetStream!.write(pieces[i]);
+      if (i < pieces.length) this.put(pieces[i]);
     }
     if (this.sheetStream!.writableNeedDrain) await once(this.sheetStream!, 'drain', { signal });
     if (this.failure) throw this.failure;
   }
 
+  /**
+   * Writes a piece of sheet XML, joined with the next ones into pieces of SHEET_PIECE_BYTES (see there): PostgreSQL's
+   * rows come a socket read at a time, some 100 kB of XML, and each piece is a job of the deflate that waits for the
+   * main thread before the next. 100 000 products on PostgreSQL, alternating with the same code writing each piece
+   * as it came, medians of nine: 0.92 s against 1.09 s.
+   */
+  private put(piece: Buffer): void {
+    const whole = this.held.add(piece);
+    if (whole) this.sheetStream!.write(whole);
+  }
+
+  /** Writes what is held of the sheet, and closes it. */
+  private endSheet(): void {
+    const rest = this.held.take();
+    if (rest) this.sheetStream!.write(rest);
+    this.sheet!.commit();
+  }
+
   /** Closes the sheet and the package; resolves when the last byte is written to the output. */
   async finish(): Promise<void> {
-    this.sheet!.commit();
+    this.endSheet();
     await this.workbook.commit();
     if (this.failure) throw this.failure;
   }

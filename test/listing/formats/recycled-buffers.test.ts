@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import zlib, { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import XLSX from 'xlsx';
 import { BufferRecycler } from '../../../src/buffer-recycler.ts';
 import type { SnapshotRunner } from '../../../src/snapshots/runner.ts';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
@@ -8,9 +9,10 @@ import { dialects } from '../../helpers/databases.ts';
 import { createJob, finished, runnerOf } from '../../snapshots/helpers.ts';
 
 // A compressed export writes its text into buffers that its compressor gives back once it has read them
-// (buffer-recycler.ts): a buffer written again too soon would put later rows over earlier ones before the
-// compressor read them. Here snapshots and compressed responses of several MiB of text, through buffers lent
-// again, must be byte for byte the uncompressed export.
+// (buffer-recycler.ts), and so does an XLSX export's sheet, given back by the zip's deflate: a buffer written
+// again too soon would put later rows over earlier ones before the compressor read them. Here snapshots,
+// compressed responses and workbooks of several MiB of text, through buffers lent again, must be byte for byte
+// the export written through buffers of its own.
 
 /** Runs `work` and returns the buffers recyclers lent meanwhile (their own method wrapped for the while). */
 async function lentDuring(work: () => Promise<void>): Promise<Buffer[]> {
@@ -29,6 +31,40 @@ async function lentDuring(work: () => Promise<void>): Promise<Buffer[]> {
   return lent;
 }
 
+/** Runs `work` with every recycler lending new buffers, never given back: the export as written without them. */
+async function unrecycled<T>(work: () => Promise<T>): Promise<T> {
+  const take = BufferRecycler.prototype.take;
+  BufferRecycler.prototype.take = (size: number) => Buffer.allocUnsafeSlow(size);
+  try {
+    return await work();
+  } finally {
+    BufferRecycler.prototype.take = take;
+  }
+}
+
+/** Runs `work` and returns the sizes of the pieces the zip's deflate was given meanwhile. */
+async function deflatedDuring(work: () => Promise<void>): Promise<number[]> {
+  const sizes: number[] = [];
+  const transform = zlib.DeflateRaw.prototype._transform;
+  zlib.DeflateRaw.prototype._transform = function (this: zlib.DeflateRaw, chunk: Buffer, encoding: BufferEncoding, done: () => void) {
+    sizes.push(chunk.length);
+    transform.call(this, chunk, encoding, done);
+  };
+  try {
+    await work();
+  } finally {
+    zlib.DeflateRaw.prototype._transform = transform;
+  }
+  return sizes;
+}
+
+/** The sheet's XML in a workbook (the other parts carry the time they were written). */
+function sheetXml(body: Buffer): string {
+  const entry = XLSX.CFB.find(XLSX.CFB.read(body, { type: 'buffer' }), '/xl/worksheets/sheet1.xml');
+  assert.ok(entry, 'a sheet');
+  return Buffer.from(entry.content as Uint8Array).toString('utf8');
+}
+
 function assertLentAgain(lent: Buffer[]): void {
   assert.ok(lent.length >= 3, `${lent.length} buffers lent`);
   assert.ok(new Set(lent).size < lent.length, `some lent again: ${new Set(lent).size} of ${lent.length}`);
@@ -41,7 +77,8 @@ for (const dialect of await dialects()) {
     let token: string;
 
     before(async () => {
-      // About 40 000 product-parameter values: some 7 MB of NDJSON and 3.5 MB of CSV, through buffers of 1 MiB.
+      // About 40 000 product-parameter values: some 7 MB of NDJSON and 3.5 MB of CSV, through buffers of 1 MiB;
+      // their sheet, about 9 MB of XML.
       t = await createTestApp(dialect, { seed: { products: 9000, orders: 0, seed: 17 }, env: { SNAPSHOT_POLL_MS: '50' } });
       token = (await t.credential(['product-parameters:read', 'products:read'])).token;
       runner = runnerOf(t);
@@ -90,5 +127,30 @@ for (const dialect of await dialects()) {
         assertLentAgain(lent);
       });
     }
+
+    it('an XLSX export is the sheet written through buffers of its own, written through buffers lent again, and deflated in pieces of about a MiB', async () => {
+      const get = async () => {
+        const res = await t.app.inject({ method: 'GET', url: '/api/v2/product-parameters?format=xlsx', headers: { authorization: `Bearer ${token}`, 'accept-encoding': 'identity' } });
+        assert.equal(res.statusCode, 200);
+        return res.rawPayload;
+      };
+      let body: Buffer | undefined;
+      let deflated: number[] = [];
+      const lent = await lentDuring(async () => {
+        deflated = await deflatedDuring(async () => {
+          body = await get();
+        });
+      });
+      const own = sheetXml(await unrecycled(get));
+      assert.ok(own.length > 5 * (1 << 20), `${own.length} characters of sheet XML: several buffers' worth`);
+      assert.ok(sheetXml(body!) === own, 'the same sheet');
+      assertLentAgain(lent);
+      // PostgreSQL's rows come a socket read at a time (some 100 kB of XML each): the deflate is given them joined
+      // (xlsx.ts, XlsxExportWriter's `put`), not one piece each, which cost it a wait on the main thread for each.
+      const sheet = deflated.filter((n) => n >= 64 << 10);
+      const bytes = sheet.reduce((a, b) => a + b, 0);
+      assert.ok(bytes >= Buffer.byteLength(own) * 0.9, `the sheet went to the deflate in pieces of at least 64 kB (${bytes} bytes)`);
+      assert.ok(sheet.length <= Math.ceil(bytes / (1 << 20)) + 3, `${sheet.length} pieces for ${bytes} bytes`);
+    });
   });
 }
