@@ -2,7 +2,8 @@
 // the database's own CSV export (`sqlite3 -csv`, `psql \copy`) and, for NDJSON, its own JSON lines of the
 // products, with the server's peak memory; XLSX is also compared with the API's CSV. See docs/benchmarks.md,
 // "Exports". Options: --products 100000 --orders 100000 --big-products 225000 (0 skips the 1 000 000-row case)
-// --backends sqlite,postgres --fresh (seed again) --dir <cache dir for seeded files>.
+// --backends sqlite,postgres --fresh (seed again) --dir <cache dir for seeded files> --repeat 3 (runs of each case:
+// times and CPU are their medians, RSS growth the largest).
 // Exports are fetched uncompressed (`Accept-Encoding: identity`), as the database tools write them; a CSV case
 // of each collection is fetched gzipped too, to show what compression adds.
 import { spawn } from 'node:child_process';
@@ -166,8 +167,30 @@ async function download(url: string, headers: Record<string, string>): Promise<T
   return { ttfb: ttfb / 1000, total: (performance.now() - started) / 1000, bytes, lines };
 }
 
-/** A command's CSV on stdout, timed; its peak memory from GNU time. */
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+/**
+ * `measure` run `repeat` times (one run on a busy two-core machine moved a ratio by a third): each figure the
+ * median of its runs, but memory the largest and the sizes those of the first run.
+ */
+async function repeated<T extends Timed & { peakRss?: number; cpu?: number; rssGrowth?: number }>(measure: () => Promise<T>): Promise<T> {
+  const runs: T[] = [];
+  for (let i = 0; i < repeat; i++) runs.push(await measure());
+  const of = (key: 'ttfb' | 'total' | 'cpu') => median(runs.map((r) => r[key] ?? 0));
+  const most = (key: 'peakRss' | 'rssGrowth') => (runs[0][key] === undefined ? undefined : Math.max(...runs.map((r) => r[key] ?? 0)));
+  return { ...runs[0], ttfb: of('ttfb'), total: of('total'), cpu: runs[0].cpu === undefined ? undefined : of('cpu'), peakRss: most('peakRss'), rssGrowth: most('rssGrowth') };
+}
+
+/** A command's CSV on stdout, timed (`repeat` times: see `repeated`); its peak memory from GNU time. */
 function floor(command: string, args: string[]): Promise<Timed & { peakRss: number; cpu: number }> {
+  return repeated(() => floorOnce(command, args));
+}
+
+function floorOnce(command: string, args: string[]): Promise<Timed & { peakRss: number; cpu: number }> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const child = spawn('/usr/bin/time', ['-f', '%M %U %S', command, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -218,7 +241,8 @@ async function withServer<T>(databaseUrl: string, work: (server: Server, auth: R
 
 /**
  * One export, on a server of its own: the server's memory after an earlier large export says little about the
- * next one (V8 keeps the heap it grew), so each case starts from an idle, warmed-up server.
+ * next one (V8 keeps the heap it grew), so each case starts from an idle, warmed-up server, and is then run
+ * `repeat` times on it (see `repeated`: RSS growth is the largest of those runs, the first on a fresh heap).
  */
 async function exportCase(backend: string, databaseUrl: string, collection: string, format: 'csv' | 'ndjson' | 'xlsx', rowsExpected?: number, coding = 'identity'): Promise<void> {
   await withServer(databaseUrl, async (server, credentials) => {
@@ -228,15 +252,17 @@ async function exportCase(backend: string, databaseUrl: string, collection: stri
     const pid = server.child.pid!;
     // Warm the route (and the page cache) with a small page, so the figures are of the export itself.
     await download(`${server.url}/api/v2/${collection}?format=${format}&limit=10`, auth);
-    const baseline = resetPeak(pid);
-    const cpuBefore = cpuSeconds(pid);
-    const t = await download(`${server.url}/api/v2/${collection}?format=${format}`, auth);
-    const peak = status(pid, 'VmHWM');
-    const cpu = cpuSeconds(pid) - cpuBefore;
+    const t = await repeated(async () => {
+      const baseline = resetPeak(pid);
+      const cpuBefore = cpuSeconds(pid);
+      const one = await download(`${server.url}/api/v2/${collection}?format=${format}`, auth);
+      const peakRss = status(pid, 'VmHWM');
+      return { ...one, cpu: cpuSeconds(pid) - cpuBefore, peakRss, rssGrowth: peakRss - baseline };
+    });
     const count = format === 'csv' ? t.lines - 1 : format === 'ndjson' ? t.lines : (rowsExpected ?? 0);
     const what = `API ${format.toUpperCase()} ${collection}${coding === 'identity' ? '' : ` (${coding})`}`;
-    rows.push({ backend, what, rows: count, ttfb: t.ttfb, total: t.total, mb: t.bytes / MB, peakRss: peak, rssGrowth: peak - baseline, cpu });
-    say(`  ${backend} ${what}: ${t.total.toFixed(2)} s, ${(t.bytes / MB).toFixed(1)} MB, RSS +${(peak - baseline).toFixed(0)} MB`);
+    rows.push({ backend, what, rows: count, ttfb: t.ttfb, total: t.total, mb: t.bytes / MB, peakRss: t.peakRss, rssGrowth: t.rssGrowth, cpu: t.cpu });
+    say(`  ${backend} ${what}: ${t.total.toFixed(2)} s, ${(t.bytes / MB).toFixed(1)} MB, RSS +${t.rssGrowth!.toFixed(0)} MB`);
   });
 }
 
@@ -287,7 +313,7 @@ async function encoders(file: string): Promise<void> {
 function report(products: number, orders: number): void {
   const f = (n: number | undefined, d = 2) => (n === undefined ? '' : n.toFixed(d));
   say('');
-  say(`Exports of ${products} products and ${orders} orders (${new Date().toISOString().slice(0, 10)}, Node ${process.version}, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')})`);
+  say(`Exports of ${products} products and ${orders} orders (${new Date().toISOString().slice(0, 10)}, Node ${process.version}, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}; medians of ${repeat} runs, RSS the largest)`);
   say('');
   say('| backend | what | rows | TTFB s | total s | CPU s | MB | peak RSS MB | RSS growth MB |');
   say('|---|---|---:|---:|---:|---:|---:|---:|---:|');
@@ -318,6 +344,7 @@ const orders = numberOption(options, 'orders', 100_000);
 const bigProducts = options.get('big-products') === '0' ? 0 : numberOption(options, 'big-products', 225_000);
 const backends = (options.get('backends') ?? 'sqlite,postgres').split(',');
 const fresh = options.has('fresh');
+const repeat = numberOption(options, 'repeat', 3);
 const dir = options.get('dir') ?? join(tmpdir(), 'store-api-bench-exports');
 mkdirSync(dir, { recursive: true });
 

@@ -1,3 +1,4 @@
+import { givingBack } from '../buffer-recycler.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { notFound } from '../errors/app-error.ts';
@@ -77,6 +78,8 @@ export function listingHandler(ctx: AppContext, def: ResourceDef, offered?: read
     }
     const { stream, total } = await exportAll(ctx.store, def, listPlan, Boolean(listRequest.includeTotal), `store-api export ${request.id}`, options);
     if (total !== undefined) reply.header('x-total-count', String(total));
+    // Uncompressed, the export's buffers go to the socket as they are: it gives each back once written (export.ts, `exportBytes`).
+    if (!options.compressed) givingBack(reply.raw);
     return reply.send(stream);
   };
 }
