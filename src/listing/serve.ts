@@ -1,5 +1,5 @@
-import { givingBack } from '../buffer-recycler.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { givingBack } from '../buffer-recycler.ts';
 import type { AppContext } from '../context.ts';
 import { notFound } from '../errors/app-error.ts';
 import { codingOf } from '../http/compression.ts';

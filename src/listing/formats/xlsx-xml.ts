@@ -19,11 +19,10 @@ export const excelSerial = (ms: number): number => UNIX_EPOCH_SERIAL + ms / DAY_
  * The sheet's XML goes to the zip's deflate (zlib, on a thread of libuv's pool) in pieces of 1 MiB (PostgreSQL's
  * rows joined into them: XlsxExportWriter's `put`), and the deflate writes its output in 256 kB buffers. Each
  * piece, and each full output buffer, waits for a callback on the main thread, which is busy rendering the next
- * rows: with 64 kB pieces and zlib's 16 kB
- * buffer, the deflate mostly waited for it, and compressing added most of its time to the export's (and the
- * many small chunks cost CPU of their own in the zip's streams). Whole batches let it compress one while the
- * next is rendered: 224 821 products on SQLite, 6.0-7.6 s before, 4.2-5.3 s after, in process on a noisy
- * machine (bench/results/exports-2026-11-26.md for the exports benchmark).
+ * rows: with 64 kB pieces and zlib's 16 kB buffer, the deflate mostly waited for it, and compressing added most
+ * of its time to the export's (and the many small chunks cost CPU of their own in the zip's streams). Whole
+ * batches let it compress one while the next is rendered: 224 821 products on SQLite, 6.0-7.6 s before, 4.2-5.3 s
+ * after, in process on a noisy machine (bench/results/exports-2026-11-26.md for the exports benchmark).
  */
 export const SHEET_PIECE_BYTES = 1 << 20;
 /**
@@ -32,9 +31,9 @@ export const SHEET_PIECE_BYTES = 1 << 20;
  * `pipe`). Without them, each MiB of the sheet was a new buffer, and V8 ran a full garbage collection for every
  * few tens of MB of them (seven during an export of 100 000 products, with the socket's reads). Those products on
  * PostgreSQL took 1.35 s (1.56 s of CPU) at 8a9bff7 and 0.90 s (1.04 s) with this and the joined pieces of
- * XlsxExportWriter's `put`, over HTTP, alternating, medians of nine. The deflate reads up to some six MiB behind
- * the writer (the entry's stream and the deflate's own buffer): eight lent buffers are tracked, not a
- * compressor's four, or most were never given back.
+ * XlsxExportWriter's `put`, over HTTP, alternating, medians of nine. The deflate reads up to some five or six MiB
+ * behind the writer (the entry's stream and the deflate's own buffer): eight lent buffers are tracked; with a
+ * compressor's four, most were never given back (93 new buffers for those products against 7).
  */
 export const sheetRecycler = (): BufferRecycler => new BufferRecycler(2, 8);
 /**
