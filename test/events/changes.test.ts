@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { CompiledQuery } from 'kysely';
 import { inTransaction } from '../../src/events/transaction.ts';
 import { recordEvents } from '../../src/events/log.ts';
+import { newestEventBefore } from '../../src/events/feed.ts';
 import { pruneOnce } from '../../src/events/pruner.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { dialects } from '../helpers/databases.ts';
@@ -197,6 +199,16 @@ for (const dialect of await dialects()) {
       assert.equal((await t.get('/api/v2/changes/head', all)).json().seq, head);
       assert.equal((await t.get(`/api/v2/changes?after=${head}`, all)).statusCode, 200);
       assert.equal((await t.get(`/api/v2/changes?after=${head - 1}`, all)).statusCode, 410);
+    });
+
+    // The plan that walked the table was SQLite's (PostgreSQL plans by its statistics, and in a task of its own).
+    if (dialect === 'sqlite') it('finds the newest old event one step along the occurred_at index, not by walking the event log back (SQLite\'s plan)', async () => {
+      // Asked for the highest seq, SQLite scanned the table from its newest event, reading the whole log when none was old.
+      const query = newestEventBefore(t.database.store.db, new Date(Date.now() - 30 * 86_400_000).toISOString()).compile();
+      const plan = await t.database.store.db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${query.sql}`, [...query.parameters]));
+      const steps = plan.rows.map((r) => r.detail);
+      assert.ok(steps.some((d) => /^SEARCH events USING COVERING INDEX events_occurred/.test(d)), steps.join(' | '));
+      assert.ok(!steps.some((d) => /^SCAN/.test(d) || /TEMP B-TREE/.test(d)), steps.join(' | '));
     });
   });
 }
