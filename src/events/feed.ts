@@ -61,9 +61,9 @@ export async function prunedThrough(db: Executor): Promise<number> {
  * for the highest seq instead (`order by seq desc`, or `max(seq)`), SQLite walked the table back from the newest
  * event until it met an old one, so when none was old it read the whole event log: 1.05 M events took 0.65 s
  * with the file in the page cache and 31 s without, 10 s after every start and then hourly, and better-sqlite3
- * runs a query on the main thread, so the server answered nothing meanwhile. An event committed later than one
- * that occurred after it (a higher seq, an older time) is left for the next pruning; the seqs pruned through are
- * at most those the highest seq would have given.
+ * runs a query on the main thread, so the server answered nothing meanwhile. An old event committed after a
+ * newer one (a higher seq, an older time) is found by the next turn of `pruneEvents`' loop, which ends when no old
+ * event is left: pruned through the same seq as before.
  */
 export const newestEventBefore = (db: Executor, before: string) =>
   db.selectFrom('events').select('seq').where('occurred_at', '<', before).orderBy('occurred_at', 'desc').orderBy('seq', 'desc').limit(1);
