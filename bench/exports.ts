@@ -19,6 +19,7 @@ import { numberOption, parseArgs } from './lib/args.ts';
 import { freePort } from './lib/ports.ts';
 import { PG_ADMIN_URL } from './lib/postgres.ts';
 import { startServer, type Server } from './lib/processes.ts';
+import { median } from './lib/report.ts';
 import { exportLayout } from '../src/listing/formats/columns.ts';
 import { CsvEncoder } from '../src/listing/formats/csv.ts';
 import { XlsxExportWriter } from '../src/listing/formats/xlsx.ts';
@@ -166,12 +167,6 @@ async function download(url: string, headers: Record<string, string>): Promise<T
   }
   return { ttfb: ttfb / 1000, total: (performance.now() - started) / 1000, bytes, lines };
 }
-
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
 
 /**
  * `measure` run `repeat` times (one run on a busy two-core machine moved a ratio by a third): each figure the
