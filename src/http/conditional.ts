@@ -100,7 +100,7 @@ export function addConditionalRequests(app: FastifyInstance): void {
     const type = reply.getHeader('content-type');
     if (typeof type !== 'string' || !JSON_TYPE.test(type)) return done(null, payload);
     // From here on a large answer is its bytes: hashed, measured, compressed and written as they are (utf8-body.ts).
-    const body = answerBody(payload);
+    const body = answerBody(payload, reply.raw);
     // Without a negotiated coding the size does not matter (measuring a string walks it).
     const coding = request.coding ? codingOf(request, type, typeof body === 'string' ? Buffer.byteLength(body) : body.length) : undefined;
     const etag = entityTag(body, coding);

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { EventEmitter } from 'node:events';
 import { describe, it } from 'node:test';
 import { answerBody } from '../../src/http/utf8-body.ts';
 
@@ -28,6 +29,22 @@ describe('answerBody', () => {
       assert.ok(Buffer.isBuffer(body), `${text.length} characters: bytes`);
       assert.ok(body.equals(Buffer.from(text)), `${text.length} characters`);
     }
+  });
+
+  it("an answer's buffer serves another answer once its response has finished, and not before", () => {
+    const response = new EventEmitter();
+    const first = answerBody('a'.repeat(40_000), response) as Buffer;
+    const meanwhile = answerBody('b'.repeat(40_000), new EventEmitter()) as Buffer;
+    assert.ok(meanwhile.buffer !== first.buffer, 'taken while the first is still being sent');
+    assert.ok(first.equals(Buffer.from('a'.repeat(40_000))));
+    response.emit('finish');
+    // 50 000 bytes: the same size class as 40 000 (64 KiB).
+    const next = answerBody('c'.repeat(50_000), new EventEmitter()) as Buffer;
+    assert.ok(next.buffer === first.buffer, 'the same size class takes the finished one');
+    assert.ok(next.equals(Buffer.from('c'.repeat(50_000))));
+    // A response that never finishes leaves its buffer out of the pool.
+    const unfinished = answerBody('d'.repeat(40_000), new EventEmitter()) as Buffer;
+    assert.ok(unfinished.buffer !== meanwhile.buffer && unfinished.buffer !== first.buffer);
   });
 
   it('an answer keeps its bytes when the next one is encoded (each is its own copy)', () => {
