@@ -61,7 +61,7 @@ class StreamingWorkbookWriter extends ExcelJS.stream.xlsx.WorkbookWriter {
 }
 
 interface Internals {
-  zip: { abort(): void; on(event: 'error', listener: (err: Error) => void): void };
+  zip: { abort(): void; finalize(): Promise<void>; on(event: 'error', listener: (err: Error) => void): void };
   styles: { addStyleModel(model: object, cellType: number): number };
 }
 
@@ -133,6 +133,16 @@ export class XlsxExportWriter {
     this.workbook = new StreamingWorkbookWriter({ stream: out, useSharedStrings: false, useStyles: true, zip: ZIP_OPTIONS });
     this.internals = this.workbook as unknown as Internals;
     this.internals.zip.on('error', (err) => (this.failure = err));
+    // ExcelJS's commit calls the zip's finalize and drops the promise it returns; after an abort (the client
+    // went away while the package was being closed) that promise is rejected, and unheld it ended the process.
+    // The same error reaches ExcelJS (and `failure`) as the zip's 'error' event, so it is held here and dropped.
+    const zip = this.internals.zip;
+    const finalize = zip.finalize.bind(zip);
+    zip.finalize = () => {
+      const finalizing = finalize();
+      finalizing.catch(() => undefined);
+      return finalizing;
+    };
     this.letters = columns.map((_, i) => columnLetters(i));
     const styles = {
       date: this.internals.styles.addStyleModel(DATE_STYLE, ExcelJS.ValueType.Date),
