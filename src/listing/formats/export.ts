@@ -209,8 +209,14 @@ export interface ExportJob {
   compressed?: boolean;
 }
 
-/** Resolves like `work`, or rejects as soon as `signal` aborts (a workbook's last bytes wait for a client that may never read them). */
-function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+/**
+ * Resolves like `work`, or rejects as soon as `signal` aborts (a workbook's last bytes wait for a client that may
+ * never read them). The work goes on after an abort and ends as it may (a workbook aborted while it was being
+ * closed rejects): held here whatever comes first, so that its failure is never an unhandled rejection, which
+ * ends the process.
+ */
+export function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  work.catch(() => undefined);
   if (signal.aborted) return Promise.reject(signal.reason as Error);
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(signal.reason as Error);

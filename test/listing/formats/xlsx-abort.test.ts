@@ -3,6 +3,7 @@ import { PassThrough } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import type { ExportColumn } from '../../../src/listing/formats/columns.ts';
+import { unlessAborted } from '../../../src/listing/formats/export.ts';
 import { XlsxExportWriter } from '../../../src/listing/formats/xlsx.ts';
 
 const columns: ExportColumn[] = [
@@ -37,6 +38,30 @@ describe('an XLSX export whose client goes away while its package is being close
       }
       // Rejections are reported after the microtasks of their turn.
       await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(unhandled.map(String), []);
+    } finally {
+      process.off('unhandledRejection', record);
+    }
+  });
+});
+
+describe('unlessAborted', () => {
+  it('holds the work it gives up on: a failure after the abort is no unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', record);
+    try {
+      for (const abortFirst of [true, false]) {
+        const abort = new AbortController();
+        let fail!: (error: Error) => void;
+        const work = new Promise<void>((_, reject) => (fail = reject));
+        if (abortFirst) abort.abort(new Error('the client went away'));
+        const waiting = unlessAborted(work, abort.signal);
+        if (!abortFirst) abort.abort(new Error('the client went away'));
+        await assert.rejects(waiting, /the client went away/);
+        fail(new Error('archive was aborted'));
+        await new Promise((r) => setTimeout(r, 20));
+      }
       assert.deepEqual(unhandled.map(String), []);
     } finally {
       process.off('unhandledRejection', record);
