@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import type { ExportColumn } from '../../../src/listing/formats/columns.ts';
-import { unlessAborted } from '../../../src/listing/formats/export.ts';
+import { exportStats, unlessAborted } from '../../../src/listing/formats/export.ts';
 import { XlsxExportWriter } from '../../../src/listing/formats/xlsx.ts';
+import { createTestApp, type TestApp } from '../../helpers/app.ts';
+import { until } from '../../helpers/wait.ts';
 
 const columns: ExportColumn[] = [
   { name: 'id', type: 'integer', slot: 0 },
@@ -68,3 +72,55 @@ describe('unlessAborted', () => {
     }
   });
 });
+
+/** A GET whose client hangs up `afterMs` after the first bytes of the answer came (or at once, when 0). */
+function hangUp(port: number, path: string, token: string, afterMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const req = http.get({ host: '127.0.0.1', port, path, headers: { authorization: `Bearer ${token}` }, agent: false }, (res) => {
+      res.once('data', () => setTimeout(() => req.destroy(), afterMs));
+      res.on('data', () => undefined);
+      res.once('end', resolve);
+      res.once('close', resolve);
+    });
+    req.once('error', () => resolve());
+    req.once('close', () => resolve());
+  });
+}
+
+for (const dialect of ['sqlite', 'postgres'] as const) {
+  describe(`XLSX exports whose clients hang up at many points (${dialect})`, () => {
+    let t: TestApp;
+    let token: string;
+    let port: number;
+    before(async () => {
+      t = await createTestApp(dialect, { seed: { products: 300, orders: 40, seed: 3 } });
+      token = (await t.credential(['products:read', 'orders:read'])).token;
+      await t.app.listen({ host: '127.0.0.1', port: 0 });
+      port = (t.app.server.address() as AddressInfo).port;
+    });
+    after(() => t.close());
+
+    it('the server goes on answering, and every export ends', async () => {
+      // Small workbooks, so that much of each is the closing of the package, where the client leaves.
+      const unhandled: unknown[] = [];
+      const record = (reason: unknown) => unhandled.push(reason);
+      process.on('unhandledRejection', record);
+      try {
+        for (let i = 0; i < 60; i++) {
+          await Promise.all([
+            hangUp(port, '/api/v2/orders?format=xlsx', token, i % 12),
+            hangUp(port, '/api/v2/products?format=xlsx&limit=50', token, (i * 7) % 12),
+          ]);
+        }
+        await until('every export has ended', () => exportStats.open === 0);
+        await new Promise((r) => setTimeout(r, 50));
+        assert.deepEqual(unhandled.map(String), []);
+        const res = await fetch(`http://127.0.0.1:${port}/api/v2/orders?format=xlsx`, { headers: { authorization: `Bearer ${token}` } });
+        assert.equal(res.status, 200);
+        assert.ok((await res.arrayBuffer()).byteLength > 1000);
+      } finally {
+        process.off('unhandledRejection', record);
+      }
+    });
+  });
+}
