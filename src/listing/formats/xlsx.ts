@@ -13,7 +13,14 @@ useNativeZipCrc();
 const DATE_STYLE = { numFmt: 'yyyy-mm-dd hh:mm:ss' };
 const MONEY_STYLE = { numFmt: '#,##0.00' };
 const BOLD = { bold: true };
-const ZIP_OPTIONS = { zlib: { level: 1, chunkSize: 1 << 18 } };
+/**
+ * The zip's buffers (archiver's own default is 1 MiB each way) and the entries' (below) at 256 kB: what a paused
+ * workbook holds. paused.test.ts's XLSX exports held 11.7-16.1 MB each with 1 MiB (the sheet's 1 MiB pieces
+ * fill more of them), 7.0-11.1 MB with 256 kB; side by side, 20 000 products' workbook took 0.95-0.97 of the CPU,
+ * a small workbook of orders 0.98 (SQLite) and 1.06 (PostgreSQL)
+ * (bench/results/side-by-side-2026-11-28T1343-xlsx-buffers.md).
+ */
+const ZIP_OPTIONS = { highWaterMark: 1 << 18, zlib: { level: 1, chunkSize: 1 << 18 } };
 const WIDTHS: Record<CellType, number> = { integer: 10, number: 10, money: 14, datetime: 20, string: 24, json: 40 };
 
 /** ExcelJS writes chunks as its own reusable StringBuf; a Node stream needs bytes, copied before reuse. */
@@ -50,7 +57,7 @@ const entries = new WeakMap<object, Map<string, EntryStream>>();
  */
 class StreamingWorkbookWriter extends ExcelJS.stream.xlsx.WorkbookWriter {
   _openStream(path: string): EntryStream {
-    const stream = new EntryStream({ highWaterMark: 1 << 20 });
+    const stream = new EntryStream({ highWaterMark: ZIP_OPTIONS.highWaterMark });
     (this as unknown as { zip: { append(s: EntryStream, o: { name: string }): void } }).zip.append(stream, { name: path });
     stream.on('finish', () => stream.emit('zipped'));
     let opened = entries.get(this);
