@@ -98,9 +98,10 @@ describe('store-api command line (SQLite)', { concurrency: 3 }, () => {
       [['credentials', 'disable', 'sda_nosuchclient'], /not found/],
       [['no-such-command'], /no-such-command/],
     ];
-    // A database of their own: the tests of this suite run at the same time.
-    const other = `sqlite:${join(dir, 'bad-input.db')}`;
-    const outcomes = await Promise.all(cases.map(([args]) => cli('--database', other, ...args)));
+    // A database of their own for each (the tests of this suite run at the same time): this case is about the
+    // messages. Five processes opening one new file at once ended one of them "database is locked" in CI once
+    // (2026-11-28, not reproduced here in 22 tries); that is noted in docs/operations.md, not tested here.
+    const outcomes = await Promise.all(cases.map(([args], k) => cli('--database', `sqlite:${join(dir, `bad-input-${k}.db`)}`, ...args)));
     for (const [k, out] of outcomes.entries()) {
       const [args, reason] = cases[k];
       assert.notEqual(out.code, 0, `${args.join(' ')} should fail`);
