@@ -4,7 +4,7 @@ import { Kysely, PostgresDialect, type CompiledQuery, type Transaction } from 'k
 import pg from 'pg';
 import Cursor from 'pg-cursor';
 import { namingPool, statementName } from './named-statements.ts';
-import { WaitingSqliteDialect } from './sqlite-driver.ts';
+import { isBusy, WaitingSqliteDialect } from './sqlite-driver.ts';
 import { prepareSqliteFile } from './sqlite-files.ts';
 import { withStatementCache } from './statement-cache.ts';
 import type { Database } from './tables.ts';
@@ -30,9 +30,35 @@ export interface Store {
 // int8 (counts, sequences) arrives as text from pg; our values fit in a double. numeric stays text: money is exact.
 pg.types.setTypeParser(20, (v) => Number(v));
 
+/** How long opening a file waits for another process to finish switching it to WAL (see enterWal). */
+export const WAL_SWITCH_WAIT_MS = 5000;
+const pauses = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Switches the file to WAL (a no-op once it is). On a new file the switch is a write, which SQLite begins as a
+ * read and then upgrades: when another process holds the write lock at that moment (it is switching the same
+ * new file, or creating its tables), SQLite fails the upgrade at once with SQLITE_BUSY, without waiting through
+ * busy_timeout, since two readers both upgrading could deadlock. So five commands started at once on a new file
+ * could end one of them "database is locked" (seen in CI). Nothing was done when it fails, so it is tried again
+ * after a pause, for WAL_SWITCH_WAIT_MS at most. The pause blocks the thread: opening is synchronous (better-sqlite3),
+ * happens at start or when an export opens its reader (then the file is WAL already, and nothing waits).
+ */
+function enterWal(conn: SQLite.Database): void {
+  const deadline = Date.now() + WAL_SWITCH_WAIT_MS;
+  for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
+    try {
+      conn.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      if (!isBusy(error) || Date.now() + pause > deadline) throw error;
+    }
+    Atomics.wait(pauses, 0, 0, pause);
+  }
+}
+
 export function openSqliteConnection(path: string, readonly = false): SQLite.Database {
   const conn = new SQLite(path, { readonly, fileMustExist: readonly });
-  conn.pragma('journal_mode = WAL');
+  enterWal(conn);
   conn.pragma('busy_timeout = 5000');
   conn.pragma('synchronous = NORMAL');
   conn.pragma('foreign_keys = ON');

@@ -2,7 +2,8 @@ import type SQLite from 'better-sqlite3';
 import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type QueryResult, type SqliteDialectConfig } from 'kysely';
 import { DEFAULT_WRITE_WAIT_MS } from './write-queue.ts';
 
-const isBusy = (error: unknown): boolean => /^SQLITE_BUSY/.test(String((error as { code?: unknown }).code ?? ''));
+/** SQLite's SQLITE_BUSY and its extended codes (SQLITE_BUSY_RECOVERY, …): the file was locked, nothing was done. */
+export const isBusy = (error: unknown): boolean => /^SQLITE_BUSY/.test(String((error as { code?: unknown }).code ?? ''));
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**

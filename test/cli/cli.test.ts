@@ -99,8 +99,8 @@ describe('store-api command line (SQLite)', { concurrency: 3 }, () => {
       [['no-such-command'], /no-such-command/],
     ];
     // A database of their own for each (the tests of this suite run at the same time): this case is about the
-    // messages. Five processes opening one new file at once ended one of them "database is locked" in CI once
-    // (2026-11-28, not reproduced here in 22 tries); that is noted in docs/operations.md, not tested here.
+    // messages. (Five processes opening one new file at once once ended one of them "database is locked": the
+    // switch to WAL, now retried; test/db/sqlite-open.test.ts holds that case.)
     const outcomes = await Promise.all(cases.map(([args], k) => cli('--database', `sqlite:${join(dir, `bad-input-${k}.db`)}`, ...args)));
     for (const [k, out] of outcomes.entries()) {
       const [args, reason] = cases[k];
