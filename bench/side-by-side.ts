@@ -5,7 +5,8 @@
 // ratios is what a change is judged by. CPU time per answer (from /proc) is the figure that compares.
 //
 // Options: --base <commit> (required: checked out into a temporary worktree, its app built there), --path
-// '/api/v2/products?limit=100' (several separated by spaces), --backends sqlite,postgres, --products 20000,
+// '/api/v2/products?limit=100' (several separated by spaces; `{cursor-after:N}` in one stands for the cursor after the
+// first N items of its collection: '/api/v2/products?limit=100&cursor={cursor-after:18000}'), --backends sqlite,postgres, --products 20000,
 // --rounds 14, --duration 2 (seconds measured per round and side), --connections 50, --header 'name: value' (sent
 // with every measured request, e.g. 'accept-encoding: gzip'), --sql '<statement>' (run on
 // both copies before the servers start: e.g. names with diacritics), --out bench/results/side-by-side-<date>T<hhmm>.md.
@@ -95,6 +96,27 @@ async function startApi(side: Side, url: string): Promise<Server> {
   }, `http://127.0.0.1:${port}/healthz`);
 }
 
+/**
+ * The path with each `{cursor-after:N}` replaced by the cursor of the position after the first N items of its
+ * collection in the default order (walked in pages of at most 1 000 on `server`): both copies of the store share
+ * the hashing key that signs it.
+ */
+async function withCursors(path: string, server: string, token: string): Promise<string> {
+  const collection = path.split('?')[0];
+  let resolved = path;
+  for (const [placeholder, n] of [...path.matchAll(/\{cursor-after:(\d+)\}/g)].map((m) => [m[0], Number(m[1])] as const)) {
+    let cursor: string | undefined;
+    for (let left = n; left > 0; left -= 1000) {
+      const res = await fetch(`${server}${collection}?limit=${Math.min(left, 1000)}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { headers: { authorization: `Bearer ${token}` } });
+      const page = (await res.json()) as { pagination?: { nextCursor: string | null } };
+      cursor = page.pagination?.nextCursor ?? undefined;
+      if (!cursor) throw new Error(`${placeholder}: ${collection} has fewer than ${n} items (status ${res.status})`);
+    }
+    resolved = resolved.replace(placeholder, encodeURIComponent(cursor!));
+  }
+  return resolved;
+}
+
 try {
   say(`checking out ${baseCommit} and building both apps …`);
   git('worktree', 'add', '--detach', worktree, base);
@@ -155,20 +177,21 @@ try {
       if (res.status !== 200) throw new Error(`token from ${sides[i].name}: ${res.status} ${await res.text()}`);
       return ((await res.json()) as { access_token: string }).access_token;
     }));
-    for (const path of paths) {
+    for (const given of paths) {
+      const path = await withCursors(given, running[1].url, tokens[1]);
       // Both must answer the same bytes, or the comparison is of two different things.
       const bodies = await Promise.all(running.map(async (s, i) => (await fetch(s.url + path, { headers: { authorization: `Bearer ${tokens[i]}` } })).text()));
       if (bodies[0] !== bodies[1]) throw new Error(`${path}: the two servers answer differently on ${backend}:\n${bodies[0].slice(0, 300)}\n${bodies[1].slice(0, 300)}`);
-      say(`${backend} ${path}`);
+      say(`${backend} ${path === given ? path : `${given} (${path.length} characters)`}`);
       for (let round = 1; round <= rounds; round++) {
         // Alternating which side goes first, so that a trend over the run touches both alike.
         const order = round % 2 ? [0, 1] : [1, 0];
         for (const i of order) {
           const r = await runLoad({ url: running[i].url + path, headers: { ...extraHeader, authorization: `Bearer ${tokens[i]}` }, connections, duration, warmup: round === 1 ? 2 : 0.5, pid: running[i].child.pid });
           if (r.non2xx || r.errors) throw new Error(`${sides[i].name}: ${r.non2xx} answers not 2xx, ${r.errors} errors`);
-          measured.push({ backend, path, round, side: sides[i].name, rps: r.rps, cpu: r.cpuMicrosPerRequest, load: loadAverage() });
+          measured.push({ backend, path: given, round, side: sides[i].name, rps: r.rps, cpu: r.cpuMicrosPerRequest, load: loadAverage() });
         }
-        const [b, n] = (['base', 'new'] as const).map((s) => measured.find((m) => m.backend === backend && m.path === path && m.round === round && m.side === s)!);
+        const [b, n] = (['base', 'new'] as const).map((s) => measured.find((m) => m.backend === backend && m.path === given && m.round === round && m.side === s)!);
         say(`  round ${round}: base ${b.rps} req/s ${b.cpu.toFixed(0)} µs, new ${n.rps} req/s ${n.cpu.toFixed(0)} µs, load ${n.load}`);
       }
     }
