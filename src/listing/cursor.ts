@@ -27,10 +27,46 @@ function cursorKey(hashKey: string): Buffer {
 
 const tagOf = (payload: string, hashKey: string): Buffer => createHmac('sha256', cursorKey(hashKey)).update(payload).digest().subarray(0, TAG_BYTES);
 
+// Cursors known to be ours, by their text, with their state: those this process signed, and those whose tag it
+// checked. A client paging through a listing sends back the cursor it was just given, and checking the tag and
+// reading the payload again (HMAC, base64, JSON, the checks below) took ~10 µs of a deep page's ~400 µs of CPU. An
+// entry holds for the key it was signed or checked with only. The states are frozen: every request that sends the
+// cursor shares one. Bounded in count and in the length of a cursor kept (one with a long `fields` list is checked
+// each time); the oldest entry goes first.
+export const MAX_KNOWN_CURSORS = 2000;
+const MAX_KNOWN_LENGTH = 1024;
+const known = new Map<string, { hashKey: string; state: CursorState }>();
+
+function remember(raw: string, hashKey: string, state: CursorState): void {
+  if (raw.length > MAX_KNOWN_LENGTH) return;
+  if (known.size >= MAX_KNOWN_CURSORS) known.delete(known.keys().next().value as string);
+  known.set(raw, { hashKey, state });
+}
+
+/** How many cursors are known (for tests of the bound). */
+export const knownCursorCount = (): number => known.size;
+
+/** A frozen copy of a state as `decodeCursor` would return it. */
+function frozen(c: Payload): CursorState {
+  const state: CursorState = { sort: c.s as string, filters: Object.freeze({ ...(c.f as Record<string, string>) }), after: Object.freeze([...(c.a as Array<string | number>)]) as Array<string | number> };
+  const sh = c.sh as Shape | undefined;
+  if (sh !== undefined) {
+    state.shape = Object.freeze({
+      ...(sh.fields ? { fields: Object.freeze([...sh.fields]) } : {}),
+      ...(sh.include ? { include: Object.freeze([...sh.include]) } : {}),
+    });
+  }
+  return Object.freeze(state);
+}
+
 /** A cursor signed with the installation's hashing key (`ctx.hashKey`). */
 export function encodeCursor(state: CursorState, hashKey: string): string {
-  const payload = Buffer.from(JSON.stringify({ v: 1, s: state.sort, f: state.filters, a: state.after, ...(state.shape ? { sh: state.shape } : {}) })).toString('base64url');
-  return `${payload}.${tagOf(payload, hashKey).toString('base64url')}`;
+  const c: Payload = { v: 1, s: state.sort, f: state.filters, a: state.after, ...(state.shape ? { sh: state.shape } : {}) };
+  const payload = Buffer.from(JSON.stringify(c)).toString('base64url');
+  const raw = `${payload}.${tagOf(payload, hashKey).toString('base64url')}`;
+  // Only a state that reads back as itself: one decodeCursor would refuse (a NUL in a filter) is checked, and refused, when it comes back.
+  if (known.get(raw)?.hashKey !== hashKey && valid(c)) remember(raw, hashKey, frozen(c));
+  return raw;
 }
 
 const notOurs = () => invalidParameter('cursor', 'is not a cursor issued by this API, or it was altered');
@@ -39,8 +75,22 @@ const names = (v: unknown): boolean => v === undefined || (Array.isArray(v) && v
 const validShape = (v: unknown): boolean =>
   v !== null && typeof v === 'object' && !Array.isArray(v) && names((v as Shape).fields) && names((v as Shape).include);
 
-/** The state of a cursor this installation signed; a 400 naming `cursor` for anything else. */
+interface Payload { v?: unknown; s?: unknown; f?: unknown; a?: unknown; sh?: unknown }
+
+/** Whether a cursor's payload is one this API writes. */
+function valid(c: Payload): boolean {
+  return c !== null && typeof c === 'object' && c.v === 1 && typeof c.s === 'string' &&
+    typeof c.f === 'object' && c.f !== null && !Array.isArray(c.f) &&
+    Object.values(c.f).every((v) => typeof v === 'string' && !v.includes('\u0000')) &&
+    Array.isArray(c.a) && c.a.length >= 1 && c.a.length <= 2 &&
+    c.a.every((v) => (typeof v === 'string' && !v.includes('\u0000')) || (typeof v === 'number' && Number.isSafeInteger(v))) &&
+    (c.sh === undefined || validShape(c.sh));
+}
+
+/** The state of a cursor this installation signed (frozen); a 400 naming `cursor` for anything else. */
 export function decodeCursor(raw: string, hashKey: string): CursorState {
+  const hit = known.get(raw);
+  if (hit?.hashKey === hashKey) return hit.state;
   const [payload, tag, ...rest] = raw.split('.');
   if (rest.length || !payload || !tag || !/^[A-Za-z0-9_-]+$/.test(payload) || !/^[A-Za-z0-9_-]+$/.test(tag)) throw notOurs();
   const given = Buffer.from(tag, 'base64url');
@@ -51,17 +101,9 @@ export function decodeCursor(raw: string, hashKey: string): CursorState {
   } catch {
     throw notOurs();
   }
-  const c = parsed as { v?: unknown; s?: unknown; f?: unknown; a?: unknown; sh?: unknown };
-  const valid =
-    c !== null && typeof c === 'object' && c.v === 1 && typeof c.s === 'string' &&
-    typeof c.f === 'object' && c.f !== null && !Array.isArray(c.f) &&
-    Object.values(c.f).every((v) => typeof v === 'string' && !v.includes('\u0000')) &&
-    Array.isArray(c.a) && c.a.length >= 1 && c.a.length <= 2 &&
-    c.a.every((v) => (typeof v === 'string' && !v.includes('\u0000')) || (typeof v === 'number' && Number.isSafeInteger(v))) &&
-    (c.sh === undefined || validShape(c.sh));
-  if (!valid) throw notOurs();
-  const state: CursorState = { sort: c.s as string, filters: c.f as Record<string, string>, after: c.a as Array<string | number> };
-  if (c.sh !== undefined) state.shape = c.sh as Shape;
+  if (!valid(parsed as Payload)) throw notOurs();
+  const state = frozen(parsed as Payload);
+  remember(raw, hashKey, state);
   return state;
 }
 
