@@ -54,7 +54,7 @@ describe('opening a new SQLite file that another process is writing (sqlite)', (
   it('opens a file that is already WAL at once while another process holds its write lock', async () => {
     const path = join(dir, 'wal.db');
     openSqliteConnection(path).close();
-    const holder = await holdNewFile(path, 1000);
+    const holder = await holdNewFile(path, 3000);
     const conn = openSqliteConnection(path);
     try {
       assert.equal(conn.pragma('journal_mode', { simple: true }), 'wal');
