@@ -484,6 +484,28 @@ function fastifySection(o: CoreOptions, c: Collected, get: (backend: string, nam
   ];
 }
 
+/**
+ * Ceiling (b)'s CPU per answer for one product in the docs' reference run (bench/results/core-2026-11-28T1316.md):
+ * the same bare server on another day's machine tells how much slower this one is. On a machine several times
+ * slower (seen: 6x, 2026-11-28 afternoon) the API's share of (b) drops too, so a run's ratios compare with runs on
+ * a machine of the same speed only.
+ */
+const REFERENCE = { run: 'core-2026-11-28T1316', bareItemMicros: { sqlite: 19, postgres: 49 } } as const;
+
+/** A warning when (b) took much more CPU per answer for one product than in the reference run. */
+function machineSpeed(o: CoreOptions, get: (backend: string, name: string, server: ServerKind) => LoadResult | undefined, caseNames: string[]): string[] {
+  const item = caseNames.find((n) => n.startsWith('single item'));
+  const slower = o.backends.flatMap((backend) => {
+    const bare = item ? get(backend, item, 'bare') : undefined;
+    if (!bare) return [];
+    const factor = bare.cpuMicrosPerRequest / REFERENCE.bareItemMicros[backend];
+    return factor >= 1.5 ? [`${backend} ${round(bare.cpuMicrosPerRequest)} µs against ${REFERENCE.bareItemMicros[backend]} (${round(factor, 1)}×)`] : [];
+  });
+  if (!slower.length) return [];
+  return ['', `**A slow machine**: ceiling (b) took more CPU per answer for one product than in the reference run ${REFERENCE.run}: ${slower.join('; ')}. ` +
+    'The API\'s shares of (b) fall on such a machine too; compare these figures with runs on a machine of the same speed only.'];
+}
+
 async function renderReport(o: CoreOptions, c: Collected): Promise<string> {
   const get = (backend: string, name: string, server: ServerKind) => c.measurements.find((m) => m.backend === backend && m.case === name && m.server === server)?.result;
   const rows: Array<Array<string | number>> = [];
@@ -528,6 +550,7 @@ async function renderReport(o: CoreOptions, c: Collected): Promise<string> {
     `Wall time ${round(c.wall.total / 60, 1)} min from the start of the process: ${[...c.wall.spent].map(([phase, s]) => `${phase} ${round(s)} s`).join(', ')}` +
       `${o.seedCache ? ' (seeded stores from the seed cache where there was one, `--seed-cache`)' : ''}.`,
     ...(o.profile ? ['', '**Profiled run** (`--cpu-prof`): API figures are slowed by the profiler and not comparable.'] : []),
+    ...machineSpeed(o, get, c.caseNames),
     ...(c.failures.length ? ['', `**Failed**, so missing from the tables: ${c.failures.join('; ')}.`] : []),
     '',
     '## Reads',
