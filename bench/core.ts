@@ -20,6 +20,7 @@ import { freePort } from './lib/ports.ts';
 import { createBenchDatabase, dropBenchDatabase, postgresVersion } from './lib/postgres.ts';
 import { runMeasured, startServer, type Server } from './lib/processes.ts';
 import { findSeed, keepSeed, seedCacheKey, type CachedSeed, type SeedRecord } from './lib/seed-cache.ts';
+import { binaryOf, perfMissing, perfShares, recordPerf } from './lib/perf.ts';
 import { monotonicUs, summarizeProfile, type ProfileWindow } from './lib/profile.ts';
 import { median, round, table } from './lib/report.ts';
 import SQLite from 'better-sqlite3';
@@ -40,6 +41,11 @@ export interface CoreOptions {
   rounds: number;
   /** Run the API under `node --cpu-prof` and summarise where its time goes (slows it: figures are then not comparable). */
   profile: boolean;
+  /**
+   * After each case's rounds, one more load of the API, (b) and (f) each under `perf record` (not counted in the
+   * tables above it): their CPU per answer by binary, and the native and kernel symbols where the API spends more.
+   */
+  perf?: boolean;
   /** The Markdown report; default bench/results/core-<date>.md. */
   out?: string;
   /** Already seeded databases to measure instead of seeding new ones (for iterating on the API): not seeded, not dropped. */
@@ -62,6 +68,16 @@ export interface CoreOptions {
 type ServerKind = 'api' | 'api-info' | 'api-br' | 'api-gzip' | 'static' | 'bare' | 'pgjson' | 'fastify';
 /** The API asked for a compressed answer: the same server, with Accept-Encoding. */
 const CODINGS: Partial<Record<ServerKind, string>> = { 'api-br': 'br', 'api-gzip': 'gzip' };
+/** One server's load under `perf record` (`--perf`): its CPU per answer then, and the samples' shares. */
+interface PerfSplit {
+  backend: string;
+  case: string;
+  server: ServerKind;
+  cpuMicros: number;
+  byDso: Map<string, number>;
+  bySymbol: Map<string, number>;
+}
+
 interface Measurement {
   backend: string;
   case: string;
@@ -243,6 +259,11 @@ export async function runCore(o: CoreOptions): Promise<void> {
   const apiRss = new Map<string, number>();
   const serverRss = new Map<string, number>();
   const profiles: string[] = [];
+  const perfSplits: PerfSplit[] = [];
+  if (o.perf) {
+    const missing = perfMissing();
+    if (missing) throw new Error(`--perf: ${missing}`);
+  }
   let caseNames: string[] = [];
   const loads: number[] = [loadavg()[0]];
   const failures: string[] = [];
@@ -382,6 +403,23 @@ export async function runCore(o: CoreOptions): Promise<void> {
           }
         }
         for (const [kind, results] of runs) measurements.push({ backend: name, case: c.name, server: kind, result: combine(results) });
+        if (o.perf) {
+          for (const { kind, server } of kinds.filter((k) => k.kind === 'api' || k.kind === 'bare' || k.kind === 'fastify')) {
+            const file = join(work, `${name}-${kind}.perf`);
+            const recording = recordPerf(server.child.pid!, file);
+            let result: LoadResult;
+            try {
+              result = await timed('loads under perf', () => runLoad({
+                url: server.url + c.path, headers: kind === 'api' ? auth : {}, connections: o.connections, pid: server.child.pid, duration: o.duration, warmup: rewarmup,
+              }));
+            } finally {
+              await recording.stop();
+            }
+            perfSplits.push({ backend: name, case: c.name, server: kind, cpuMicros: result.cpuMicrosPerRequest, byDso: perfShares(file, 'dso'), bySymbol: perfShares(file, 'dso,sym') });
+            rmSync(file, { force: true });
+            say(`  ${kind.padEnd(8)} under perf: ${round(result.cpuMicrosPerRequest)} µs CPU/req`);
+          }
+        }
       }
       apiRss.set(name, api.peakRssMb());
       for (const { kind, server } of servers) serverRss.set(`${name} ${kind}`, server.peakRssMb());
@@ -404,7 +442,7 @@ export async function runCore(o: CoreOptions): Promise<void> {
 
   // From this process's start: the module loading before runCore counts too.
   const wall = { total: process.uptime(), spent };
-  const report = await renderReport(o, { measurements, seeds, tokens, sizes, wire, apiRss, serverRss, caseNames, profiles, loads, failures, wall, rewarmup });
+  const report = await renderReport(o, { measurements, seeds, tokens, sizes, wire, apiRss, serverRss, caseNames, profiles, perfSplits, loads, failures, wall, rewarmup });
   say(`\n${report}`);
   const stamp = new Date().toISOString().slice(0, 16).replace(':', '');
   const out = o.out ?? join('bench', 'results', `core-${stamp}${o.quick ? '-quick' : ''}${o.czech ? '-czech' : ''}.md`);
@@ -425,6 +463,7 @@ interface Collected {
   serverRss: Map<string, number>;
   caseNames: string[];
   profiles: string[];
+  perfSplits: PerfSplit[];
   /** 1-minute load averages seen during the run. */
   loads: number[];
   /** Backends whose measuring failed, with why. */
@@ -432,6 +471,46 @@ interface Collected {
   /** Seconds from the process's start to the report, and by phase. */
   wall: { total: number; spent: Map<string, number> };
   rewarmup: number;
+}
+
+const BINARIES = ['kernel', 'node', 'JIT', 'libc', 'sqlite', 'other'] as const;
+
+/**
+ * `--perf`: each server's CPU per answer split by binary, and per case the native and kernel symbols where the API
+ * spends the most over its nearest ceiling ((f) where it ran, else (b)), in µs per answer.
+ */
+function perfSection(c: Collected): string[] {
+  if (!c.perfSplits.length) return [];
+  const micros = (split: PerfSplit, share: number) => round(split.cpuMicros * share, 1);
+  const rows = c.perfSplits.map((split) => {
+    const byBinary = new Map<string, number>();
+    for (const [dso, share] of split.byDso) byBinary.set(binaryOf(dso), (byBinary.get(binaryOf(dso)) ?? 0) + share);
+    return [split.case, split.backend, split.server, round(split.cpuMicros), ...BINARIES.map((b) => micros(split, byBinary.get(b) ?? 0))];
+  });
+  const lines = [
+    '', '## Where the CPU per answer goes (`--perf`)', '',
+    'One more load of each server after its case\'s rounds, under `perf record -e cpu-clock -F 999` (not counted above; perf slows what it samples). ' +
+      'µs per answer by binary: the kernel; `node` is Node\'s own code with V8\'s runtime, builtins and garbage collector; `JIT` the JavaScript V8 compiled (not named by symbol); ' +
+      '`sqlite` the better-sqlite3 addon with SQLite.',
+    '',
+    table(['case', 'backend', 'server', 'µs CPU/req under perf', ...BINARIES], rows),
+  ];
+  for (const split of c.perfSplits.filter((s) => s.server === 'api')) {
+    const ceiling = c.perfSplits.find((s) => s.case === split.case && s.backend === split.backend && s.server === 'fastify')
+      ?? c.perfSplits.find((s) => s.case === split.case && s.backend === split.backend && s.server === 'bare');
+    if (!ceiling) continue;
+    const names = new Set([...split.bySymbol.keys(), ...ceiling.bySymbol.keys()].filter((n) => !n.startsWith('[JIT]')));
+    const more = [...names]
+      .map((n) => [n, micros(split, split.bySymbol.get(n) ?? 0), micros(ceiling, ceiling.bySymbol.get(n) ?? 0)] as const)
+      .map(([n, api, other]) => [n, api, other, round(api - other, 1)] as const)
+      .sort((a, b) => b[3] - a[3])
+      .slice(0, 12);
+    const label = ceiling.server === 'fastify' ? '(f)' : '(b)';
+    lines.push('', `### ${split.case}, ${split.backend}: the native and kernel symbols where the API spends most over ${label}`, '',
+      `API ${round(split.cpuMicros)} µs per answer, ${label} ${round(ceiling.cpuMicros)} µs; the JIT's ${micros(split, split.byDso.get('[JIT]') ?? 0)} µs against ${micros(ceiling, ceiling.byDso.get('[JIT]') ?? 0)} µs.`,
+      '', table(['binary and symbol', 'API µs', `${label} µs`, 'more'], more.map((r) => [`\`${r[0]}\``, r[1], r[2], r[3]])));
+  }
+  return lines;
 }
 
 /** The first page compressed at the API's levels beside the same page plain: bytes and CPU per answer. */
@@ -587,6 +666,7 @@ async function renderReport(o: CoreOptions, c: Collected): Promise<string> {
     `Peak RSS of the API server during the reads: ${[...c.apiRss].map(([b, mb]) => `${b} ${mb} MB`).join(', ')}` +
       ` (every server: ${[...c.serverRss].map(([k, mb]) => `${k} ${mb} MB`).join(', ')}).`,
     ...(c.profiles.length ? ['', '## Where the API spends its time (self time, `--cpu-prof`)', '', ...c.profiles] : []),
+    ...perfSection(c),
     '',
   ].join('\n');
 }

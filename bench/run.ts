@@ -26,6 +26,7 @@ const BENCHMARKS: Record<string, Bench> = {
       czech: flag('czech', false),
       quick,
       profile: options.has('profile'),
+      perf: options.has('perf'),
       out: options.get('out'),
       existing: { sqlite: options.get('sqlite-url'), postgres: options.get('postgres-url') },
       only: options.get('only')?.split(','),
