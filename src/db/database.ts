@@ -4,6 +4,7 @@ import { Kysely, PostgresDialect, type CompiledQuery, type Transaction } from 'k
 import pg from 'pg';
 import Cursor from 'pg-cursor';
 import { namingPool, statementName } from './named-statements.ts';
+import { objectRows } from './row-builders.ts';
 import { isBusy, WaitingSqliteDialect } from './sqlite-driver.ts';
 import { prepareSqliteFile } from './sqlite-files.ts';
 import { withStatementCache } from './statement-cache.ts';
@@ -144,7 +145,19 @@ export function openStore(databaseUrl: string, options: OpenOptions = {}): Store
     const conn = openSqliteConnection(path);
     const statements = withStatementCache(conn);
     const db = new Kysely<Database>({ dialect: new WaitingSqliteDialect({ database: statements }, conn, options.writeWaitMs) });
-    directReaders.set(db, (query) => (conn.inTransaction ? undefined : (statements.prepare(query.sql) as SQLite.Statement).all(query.parameters)));
+    directReaders.set(db, (query) => {
+      if (conn.inTransaction) return undefined;
+      // Arrays, made objects by a builder of their own column list (row-builders.ts). The statement is the one
+      // Kysely's driver is given too, which reads objects: raw only for this call.
+      const statement = statements.prepare(query.sql) as SQLite.Statement;
+      statement.raw(true);
+      try {
+        const rows = statement.all(query.parameters) as unknown[][];
+        return objectRows(query.sql, () => statement.columns().map((c) => c.name), rows, rows[0]?.length ?? 0);
+      } finally {
+        statement.raw(false);
+      }
+    });
     return { db, dialect: 'sqlite', sqlitePath: path === ':memory:' ? undefined : path, writeWaitMs: options.writeWaitMs, close: () => db.destroy() };
   }
   const pool = createPgPool({
@@ -158,7 +171,9 @@ export function openStore(databaseUrl: string, options: OpenOptions = {}): Store
   directReaders.set(db, (query) => {
     const name = statementName(query.sql);
     const values = query.parameters as unknown[];
-    return (name ? pool.query({ name, text: query.sql, values }) : pool.query(query.sql, values)).then((r) => r.rows);
+    // Rows as arrays, made objects by a builder of their own column list (row-builders.ts).
+    const config: pg.QueryArrayConfig = name ? { name, text: query.sql, values, rowMode: 'array' } : { text: query.sql, values, rowMode: 'array' };
+    return pool.query<unknown[]>(config).then((r) => objectRows(query.sql, () => r.fields.map((f) => f.name), r.rows, r.fields.length));
   });
   return { db, dialect: 'postgres', pgPool: pool, writeWaitMs: options.writeWaitMs, close: () => db.destroy() };
 }
