@@ -14,8 +14,11 @@
  */
 export type RowBuilder = (values: readonly unknown[]) => Record<string, unknown>;
 
-const MAX_BUILDERS = 1000;
+export const MAX_BUILDERS = 1000;
 const builders = new Map<string, RowBuilder>();
+
+/** How many builders are kept, by column list and by statement (for tests of the bound). */
+export const keptBuilders = (): { byColumns: number; byStatement: number } => ({ byColumns: builders.size, byStatement: bySql.size });
 
 function slowBuilder(names: readonly string[]): RowBuilder {
   return (values) => {
@@ -33,8 +36,9 @@ export function rowBuilder(names: readonly string[]): RowBuilder {
   build = names.includes('__proto__')
     ? slowBuilder(names)
     : (new Function('v', `return { ${names.map((name, i) => `${JSON.stringify(name)}: v[${i}]`).join(', ')} };`) as RowBuilder);
-  // Beyond the bound (a process that ran a thousand column lists) a builder is made per call, and still right.
-  if (builders.size < MAX_BUILDERS) builders.set(key, build);
+  // Bounded: column lists come from clients too (`fields=`); the oldest goes first.
+  if (builders.size >= MAX_BUILDERS) builders.delete(builders.keys().next().value as string);
+  builders.set(key, build);
   return build;
 }
 
@@ -51,7 +55,8 @@ export function objectRows(sql: string, columns: () => readonly string[], rows: 
   let known = bySql.get(sql);
   if (known?.count !== count) {
     known = { build: rowBuilder(columns()), count };
-    if (bySql.size < MAX_BUILDERS || bySql.has(sql)) bySql.set(sql, known);
+    if (bySql.size >= MAX_BUILDERS && !bySql.has(sql)) bySql.delete(bySql.keys().next().value as string);
+    bySql.set(sql, known);
   }
   const build = known.build;
   const out = new Array<Record<string, unknown>>(rows.length);

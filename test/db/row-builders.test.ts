@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CompiledQuery } from 'kysely';
 import { readDirect } from '../../src/db/database.ts';
-import { objectRows, rowBuilder } from '../../src/db/row-builders.ts';
+import { keptBuilders, MAX_BUILDERS, objectRows, rowBuilder } from '../../src/db/row-builders.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../helpers/databases.ts';
 
 /** Rows are made from arrays by a function per column list (row-builders.ts): they must be the drivers' own objects. */
@@ -27,6 +27,11 @@ describe('rows built from arrays', () => {
     assert.deepEqual(objectRows(sql, () => assert.fail('known: the names are not read again'), [[5, 6]], 2), [{ a: 5, b: 6 }]);
     assert.deepEqual(objectRows(sql, () => ['a', 'b', 'c'], [[1, 2, 3]], 3), [{ a: 1, b: 2, c: 3 }]);
     assert.deepEqual(objectRows(sql, () => assert.fail('no rows, no builder'), [], 3), []);
+  });
+
+  it('keeps at most MAX_BUILDERS of each, whatever column lists clients ask for', () => {
+    for (let i = 0; i <= MAX_BUILDERS + 5; i++) assert.deepEqual(objectRows(`select statement ${i}`, () => [`c${i}`], [[i]], 1), [{ [`c${i}`]: i }]);
+    assert.deepEqual(keptBuilders(), { byColumns: MAX_BUILDERS, byStatement: MAX_BUILDERS });
   });
 });
 
