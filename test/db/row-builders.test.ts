@@ -21,7 +21,7 @@ describe('rows built from arrays', () => {
     assert.deepEqual(Object.keys(row), ['7', 'id', '__proto__', 'a"}; throw new Error("ran"); ({"', 'x\\\\"', 'line\nbreak']);
   });
 
-  it('finds a statement its builder by its text, and looks again when its columns change', () => {
+  it("finds a statement's builder by its text, and looks again when its columns change", () => {
     const sql = 'select a test statement';
     assert.deepEqual(objectRows(sql, () => ['a', 'b'], [[1, 2], [3, 4]], 2), [{ a: 1, b: 2 }, { a: 3, b: 4 }]);
     assert.deepEqual(objectRows(sql, () => assert.fail('known: the names are not read again'), [[5, 6]], 2), [{ a: 5, b: 6 }]);
