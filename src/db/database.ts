@@ -41,11 +41,13 @@ const pauses = new Int32Array(new SharedArrayBuffer(4));
  * new file, or creating its tables), SQLite fails the upgrade at once with SQLITE_BUSY, without waiting through
  * busy_timeout, since two readers both upgrading could deadlock. So five commands started at once on a new file
  * could end one of them "database is locked" (seen in CI). Nothing was done when it fails, so it is tried again
- * after a pause, for WAL_SWITCH_WAIT_MS at most. The pause blocks the thread: opening is synchronous (better-sqlite3),
- * happens at start or when an export opens its reader (then the file is WAL already, and nothing waits).
+ * after a pause, for WAL_SWITCH_WAIT_MS at most. The pause blocks the thread (opening is synchronous, better-sqlite3),
+ * so only a connection that can switch the file waits: the store's own, opened at start. A read-only one (an
+ * export's reader, opened while requests are served, on a file that is WAL already) tries once, as before: a
+ * failure is that request's 503, never a stalled process.
  */
-function enterWal(conn: SQLite.Database): void {
-  const deadline = Date.now() + WAL_SWITCH_WAIT_MS;
+function enterWal(conn: SQLite.Database, readonly: boolean): void {
+  const deadline = readonly ? 0 : Date.now() + WAL_SWITCH_WAIT_MS;
   for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
     try {
       conn.pragma('journal_mode = WAL');
@@ -59,7 +61,7 @@ function enterWal(conn: SQLite.Database): void {
 
 export function openSqliteConnection(path: string, readonly = false): SQLite.Database {
   const conn = new SQLite(path, { readonly, fileMustExist: readonly });
-  enterWal(conn);
+  enterWal(conn, readonly);
   conn.pragma('busy_timeout = 5000');
   conn.pragma('synchronous = NORMAL');
   conn.pragma('foreign_keys = ON');
