@@ -4,6 +4,7 @@ import { Kysely, PostgresDialect, type CompiledQuery, type Transaction } from 'k
 import pg from 'pg';
 import Cursor from 'pg-cursor';
 import { namingPool, statementName } from './named-statements.ts';
+import { queryArrays } from './pg-array-query.ts';
 import { objectRows } from './row-builders.ts';
 import { isBusy, WaitingSqliteDialect } from './sqlite-driver.ts';
 import { prepareSqliteFile } from './sqlite-files.ts';
@@ -171,11 +172,10 @@ export function openStore(databaseUrl: string, options: OpenOptions = {}): Store
   // The listing engine's statements run by name (named-statements.ts): parsed and planned once per connection.
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: namingPool(pool), cursor: Cursor }) });
   directReaders.set(db, (query) => {
-    const name = statementName(query.sql);
-    const values = query.parameters as unknown[];
-    // Rows as arrays, made objects by a builder of their own column list (row-builders.ts).
-    const config: pg.QueryArrayConfig = name ? { name, text: query.sql, values, rowMode: 'array' } : { text: query.sql, values, rowMode: 'array' };
-    return pool.query<unknown[]>(config).then((r) => objectRows(query.sql, () => r.fields.map((f) => f.name), r.rows, r.fields.length));
+    // Rows as arrays (pg-array-query.ts), made objects by a builder of their own column list (row-builders.ts).
+    return queryArrays(pool, statementName(query.sql), query.sql, query.parameters as unknown[]).then((r) =>
+      objectRows(query.sql, () => r.fields.map((f) => f.name), r.rows, r.fields.length),
+    );
   });
   return { db, dialect: 'postgres', pgPool: pool, writeWaitMs: options.writeWaitMs, close: () => db.destroy() };
 }
