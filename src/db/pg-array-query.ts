@@ -6,7 +6,7 @@ import pg from 'pg';
  * named statements parsed once per connection) without two costs it pays on every query that rows as arrays
  * never use. pg copies a query given as a config object descriptor by descriptor (`cloneQueryConfig`), and on
  * every row description builds an object template for rows as objects (a dictionary of the columns, then
- * spread). Together about 20 µs of 125 per item on the 2-core bench machine, measured in one process with 10
+ * spread). Together about 20 µs of 125 per item (2-core bench machine on a slow day), measured in one process with 10
  * queries in flight; the listing engine's pages and items run here (database.ts, `readDirect`).
  *
  * This leans on pg's internals as of pg 8.23 (`_result`, `_results`, `_rowMode`, and Result's `_parsers`, which
