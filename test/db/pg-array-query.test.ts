@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
 import { isConnectionLoss } from '../../src/db/connection-loss.ts';
@@ -70,6 +71,41 @@ describe('rows as arrays on PostgreSQL', { skip: !(await dialects()).includes('p
       assert.notEqual((await queryArrays(pool, undefined, 'select pg_backend_pid()', [])).rows[0][0], pid, 'a new connection');
     } finally {
       await admin.end();
+    }
+  });
+
+  it('rejects as a lost connection when the network drops mid-query (no word from PostgreSQL), and the pool goes on', async () => {
+    // A TCP relay to PostgreSQL whose connections this test cuts: a proxy or firewall resetting them.
+    const upstream = new URL(PG_URL);
+    const links = new Set<net.Socket>();
+    const relay = net.createServer((client) => {
+      const server = net.connect(Number(upstream.port || 5432), upstream.hostname);
+      for (const s of [client, server]) {
+        links.add(s);
+        s.on('error', () => {});
+        s.on('close', () => links.delete(s));
+      }
+      client.pipe(server).pipe(client);
+    });
+    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+    const url = new URL(PG_URL);
+    url.host = `127.0.0.1:${(relay.address() as net.AddressInfo).port}`;
+    const relayed = createPgPool({ connectionString: url.toString(), max: 1 });
+    try {
+      const slow = queryArrays(relayed, undefined, 'select pg_sleep(5)', []);
+      for (let i = 0; links.size < 2; i++) {
+        assert.ok(i < 200, 'no connection through the relay');
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      await new Promise((r) => setTimeout(r, 100));
+      for (const s of links) s.resetAndDestroy();
+      await assert.rejects(slow, (e: Error) => isConnectionLoss(e));
+      assert.deepEqual((await queryArrays(relayed, undefined, 'select 4', [])).rows, [[4]]);
+      assert.equal(relayed.totalCount - relayed.idleCount, 0, 'nothing checked out');
+    } finally {
+      await relayed.end();
+      for (const s of links) s.destroy();
+      await new Promise((r) => relay.close(r));
     }
   });
 });
