@@ -2,12 +2,13 @@ import { createRequire } from 'node:module';
 import pg from 'pg';
 
 /**
- * A read on a pooled PostgreSQL connection, rows as arrays: pg's own query (`pg.Query`, the extended protocol,
+ * A read on a PostgreSQL connection, rows as arrays: pg's own query (`pg.Query`, the extended protocol,
  * named statements parsed once per connection) without two costs it pays on every query that rows as arrays
  * never use. pg copies a query given as a config object descriptor by descriptor (`cloneQueryConfig`), and on
  * every row description builds an object template for rows as objects (a dictionary of the columns, then
- * spread). Together about 20 µs of 125 per item (2-core bench machine on a slow day), measured in one process with 10
- * queries in flight; the listing engine's pages and items run here (database.ts, `readDirect`).
+ * spread). Side by side, one product took 0.88 of the CPU per answer on PostgreSQL
+ * (bench/results/side-by-side-2026-11-28T1845-pg-array-query.md). The listing engine's pages and items run here
+ * (database.ts, `readDirect`), and so do exports' batches (formats/connection.ts).
  *
  * This leans on pg's internals as of pg 8.23 (`_result`, `_results`, `_rowMode`, and Result's `_parsers`, which
  * pg-cursor takes the same way): test/db/pg-array-query.test.ts compares its answers with `pool.query`'s, so an
@@ -59,22 +60,33 @@ export interface ArrayRows {
   fields: pg.FieldDef[];
 }
 
+/** Runs `text` with `values` on `client` (by `name` when given), rows as arrays; the caller keeps the client. */
+export function queryArraysOn(client: pg.ClientBase, name: string | undefined, text: string, values: unknown[]): Promise<ArrayRows> {
+  return new Promise((resolve, reject) => {
+    client.query(new ArrayQuery(name, text, values, (error, result) => (error ? reject(error) : resolve({ rows: result.rows, fields: result.fields }))));
+  });
+}
+
 /**
  * Runs `text` with `values` on a connection of `pool` (by `name` when given), rows as arrays. As `pool.query`
  * does, the connection goes back to the pool after the query, and is closed instead when the query failed
- * (pg may not know what state a failed query left it in); the pool's clients keep their own error listener
- * (database.ts, `createPgPool`), so a connection lost meanwhile rejects this promise and nothing else.
+ * (pg may not know what state a failed query left it in). The pool's clients keep their own error listener
+ * (database.ts, `createPgPool`), and on a lost socket pg hands every query of the connection its error first
+ * (`_errorAllQueries`), so a connection lost meanwhile rejects this promise and nothing else.
  */
 export function queryArrays(pool: pg.Pool, name: string | undefined, text: string, values: unknown[]): Promise<ArrayRows> {
   return new Promise((resolve, reject) => {
     pool.connect((connectError, client, release) => {
       if (connectError || !client) return reject(connectError ?? new Error('no connection from the pool'));
-      client.query(
-        new ArrayQuery(name, text, values, (error, result) => {
-          release(error ?? undefined);
-          if (error) reject(error);
-          else resolve({ rows: result.rows, fields: result.fields });
-        }),
+      queryArraysOn(client, name, text, values).then(
+        (rows) => {
+          release();
+          resolve(rows);
+        },
+        (error: Error) => {
+          release(error);
+          reject(error);
+        },
       );
     });
   });

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
 import { isConnectionLoss } from '../../src/db/connection-loss.ts';
 import { createPgPool } from '../../src/db/database.ts';
-import { queryArrays } from '../../src/db/pg-array-query.ts';
+import { queryArrays, queryArraysOn } from '../../src/db/pg-array-query.ts';
 import { dialects, PG_URL } from '../helpers/databases.ts';
 
 /** The listing engine's PostgreSQL reads (pg-array-query.ts) must answer as pg's own `pool.query` does. */
@@ -53,6 +53,22 @@ describe('rows as arrays on PostgreSQL', { skip: !(await dialects()).includes('p
     assert.equal(pool.totalCount - pool.idleCount, 0, 'nothing checked out');
   });
 
+  it("on a client its caller holds (an export's), answers the same and leaves the client to the caller", async () => {
+    const client = await pool.connect();
+    try {
+      await client.query('begin');
+      const text = `${TYPES} where $1::int > 0`;
+      assert.deepEqual((await queryArraysOn(client, undefined, text, [1])).rows, (await client.query({ text, values: [1], rowMode: 'array' })).rows);
+      await assert.rejects(queryArraysOn(client, undefined, 'select 1 / $1::int', [0]), (e: Error & { code?: string }) => e.code === '22012');
+      // Still the caller's: the failed statement aborted its transaction, which it ends itself.
+      await assert.rejects(client.query('select 1'), (e: Error & { code?: string }) => e.code === '25P02');
+      await client.query('rollback');
+      assert.deepEqual((await queryArraysOn(client, undefined, 'select 5', [])).rows, [[5]]);
+    } finally {
+      client.release();
+    }
+  });
+
   it('rejects as a lost connection when its backend is ended mid-query, and the pool goes on', async () => {
     const admin = createPgPool({ connectionString: PG_URL, max: 1 });
     try {
@@ -92,12 +108,15 @@ describe('rows as arrays on PostgreSQL', { skip: !(await dialects()).includes('p
     url.host = `127.0.0.1:${(relay.address() as net.AddressInfo).port}`;
     const relayed = createPgPool({ connectionString: url.toString(), max: 1 });
     try {
-      const slow = queryArrays(relayed, undefined, 'select pg_sleep(5)', []);
-      for (let i = 0; links.size < 2; i++) {
-        assert.ok(i < 200, 'no connection through the relay');
+      const slow = queryArrays(relayed, undefined, 'select pg_sleep(5.1)', []);
+      // Cut once the query runs (not while connecting): seen from another connection.
+      for (let i = 0; ; i++) {
+        const { rows } = await pool.query(`select 1 from pg_stat_activity where query = 'select pg_sleep(5.1)' and state = 'active'`);
+        if (rows.length) break;
+        assert.ok(i < 200, 'the sleep never started');
         await new Promise((r) => setTimeout(r, 25));
       }
-      await new Promise((r) => setTimeout(r, 100));
+      assert.equal(links.size, 2, 'the query went through the relay');
       for (const s of links) s.resetAndDestroy();
       await assert.rejects(slow, (e: Error) => isConnectionLoss(e));
       assert.deepEqual((await queryArrays(relayed, undefined, 'select 4', [])).rows, [[4]]);

@@ -3,6 +3,7 @@ import { Kysely, PostgresDialect, SqliteDialect, type CompiledQuery } from 'kyse
 import type pg from 'pg';
 import { openSqliteConnection, type DB, type Dialect, type Store } from '../../db/database.ts';
 import { withStatementCache } from '../../db/statement-cache.ts';
+import { queryArraysOn } from '../../db/pg-array-query.ts';
 import type { Database } from '../../db/tables.ts';
 import type { ByteWriter } from './bytes.ts';
 import { CopyOut, type CopyReader } from './copy-out.ts';
@@ -85,7 +86,7 @@ async function postgresExportConnection(pool: pg.Pool, label: string): Promise<E
   return {
     dialect: 'postgres',
     db,
-    arrays: async (query) => (await client.query({ text: query.sql, values: [...query.parameters], rowMode: 'array' })).rows as unknown[][],
+    arrays: async (query) => (await queryArraysOn(client, undefined, query.sql, [...query.parameters])).rows,
     copyOut: (statement, reader, out) => (copying = client.query(new CopyOut(statement, reader, out))),
     close: async () => {
       if (!open) return;
